@@ -1,0 +1,151 @@
+# trainguard -- build, run, test.  GNU Make, C11.
+#
+# Sources are discovered by wildcard: a new file under src/ or tests/unit/ needs no Makefile edit.
+# Test suites are collected from `Suite *tg_test_<name>_suite(void)` definitions (git's clar idea).
+
+SHELL := /bin/bash
+CC ?= cc
+BUILD ?= build
+PKGS := libmicrohttpd jansson yaml-0.1 openssl gnutls
+# Debian packages every target here needs (make deps installs the missing ones).
+DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev libssl-dev \
+            libgnutls28-dev check curl openssl
+DEB_EXTRA := wrk clang valgrind
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) check 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+        -Wno-unused-parameter -Werror
+OPT ?= -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS_ALL = $(EXTRA_LDFLAGS) -pthread
+
+LIB_SRC := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/embedded.o
+TEST_SRC := $(sort $(wildcard tests/unit/*.c) $(wildcard tests/support/*.c))
+TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC)) $(BUILD)/obj/tests/check_main.o
+EMBED := $(sort $(wildcard src/*/*.embed.yaml))
+DEPFILES := $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+CK_FORK ?= yes
+CK_TIMEOUT ?= 30
+BIN := $(BUILD)/trainguard
+UNIT := $(BUILD)/unit_tests
+
+.PHONY: all deps run check unit integration corpus check-asan check-valgrind bench soak fuzz \
+        format format-check lint clean certs-dev
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+# ---- dependencies -------------------------------------------------------------------------
+deps:
+	@missing=""; for p in $(DEB_PKGS) $(DEB_EXTRA); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "make deps: installing$$missing"; \
+	    SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD)/.deps-ok:
+	@$(MAKE) --no-print-directory deps
+	@mkdir -p $(BUILD) && touch $@
+
+# ---- build --------------------------------------------------------------------------------
+$(BUILD)/obj/%.o: src/%.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/gen/suites.h | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -c $< -o $@
+
+# Files named src/<module>/<name>.embed.yaml become tg_embed_<name> strings (scripts/embed.sh).
+$(BUILD)/gen/embedded.c: scripts/embed.sh $(EMBED)
+	@mkdir -p $(dir $@)
+	bash scripts/embed.sh $(EMBED) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libtg.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/main.o $(BUILD)/libtg.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lm
+
+$(BUILD)/gen/suites.h: $(wildcard tests/unit/*.c) scripts/gen-suites.sh
+	@mkdir -p $(dir $@)
+	bash scripts/gen-suites.sh tests/unit/*.c > $@.tmp && mv $@.tmp $@
+
+$(UNIT): $(TEST_OBJ) $(BUILD)/libtg.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+# ---- run ----------------------------------------------------------------------------------
+certs-dev: $(BIN)
+	@if [ ! -s certs/dev/tls.crt ] || [ ! -s certs/dev/tls.key ]; then \
+	    $(BIN) certs --out-dir certs/dev --service trainguard --namespace trainguard \
+	        --dns localhost --ip 127.0.0.1 --force >/dev/null && echo "development certificates in certs/dev/"; \
+	fi
+
+run: $(BIN) certs-dev
+	$(BIN) serve --listen 127.0.0.1:8443 --probe-listen 127.0.0.1:8080 \
+	    --tls-cert-file certs/dev/tls.crt --tls-private-key-file certs/dev/tls.key $(RUN_ARGS)
+
+# ---- tests --------------------------------------------------------------------------------
+# CK_TIMEOUT_MULTIPLIER gives sanitizer and valgrind builds room; suites are fast otherwise.
+check: unit integration corpus
+
+unit: $(UNIT)
+	cd tests && CK_FORK=$(CK_FORK) CK_DEFAULT_TIMEOUT=$(CK_TIMEOUT) ../$(UNIT)
+
+integration: $(BIN)
+	@set -e; for t in tests/integration/test_*.sh; do \
+	    [ -e "$$t" ] || continue; echo "== $$t"; TG_BIN=$(abspath $(BIN)) bash "$$t"; \
+	done
+
+corpus: $(BIN)
+	@if [ -x tests/corpus/run.sh ]; then TG_BIN=$(abspath $(BIN)) bash tests/corpus/run.sh; fi
+
+check-asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" CK_FORK=no CK_TIMEOUT=120 unit integration
+	@echo "check-asan: clean"
+
+check-valgrind: $(UNIT)
+	cd tests && CK_FORK=no CK_DEFAULT_TIMEOUT=300 valgrind --error-exitcode=9 --leak-check=full \
+	    --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q ../$(UNIT)
+
+bench:
+	@bash tests/bench/run.sh
+
+soak:
+	@bash tests/soak/run.sh
+
+fuzz:
+	@bash tests/fuzz/run.sh
+
+# ---- hygiene ------------------------------------------------------------------------------
+format:
+	clang-format -i $$(find src include tests -name '*.[ch]')
+
+format-check:
+	clang-format --dry-run --Werror $$(find src include tests -name '*.[ch]')
+
+lint:
+	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|atoi|gets)\s*\(' $$(find src include -name '*.[ch]') \
+	    || (echo "lint: banned function"; exit 1)
+	@echo "lint: ok"
+
+clean:
+	rm -rf build build-asan build-fuzz build-bench
+
+-include $(DEPFILES)
