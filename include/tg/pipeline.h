@@ -30,6 +30,7 @@ struct tg_result {
 
 struct tg_pipeline_opts {
     bool mutate;               /* run mutators and return a patch (/mutate, check --mutate) */
+    bool skip_validation;      /* /mutate: only mutators run; /validate judges the result */
     bool offline;              /* check: manifest as written */
     bool has_mode_override;
     enum tg_mode mode_override;   /* --mode */
@@ -52,7 +53,10 @@ void tg_result_release(struct tg_result *res);
 char *tg_response_encode(const struct tg_review *rv, const struct tg_result *res, bool mutating,
                          size_t *len);
 
-/* A JSON error body {"error": {"code": N, "message": "..."}} for bad requests (HTTP 4xx/5xx). */
+/* A JSON error body for bad requests (HTTP 4xx/5xx): a meta.k8s.io/v1 Status
+ * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":...,"reason":...,
+ * "code":N}, which client-go decodes into the error the apiserver reports, and a person with curl
+ * can read. Malloc'd, NULL on ENOMEM. */
 char *tg_error_body(int code, const char *message, size_t *len);
 
 #endif

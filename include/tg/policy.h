@@ -87,6 +87,8 @@ void tg_policy_unref(struct tg_policy *p);
 
 /* The mode that applies in namespace ns (per-namespace mode, else the policy mode). */
 enum tg_mode tg_policy_mode_for(const struct tg_policy *p, const char *ns);
+/* True when the policy names a mode for namespace ns (it then wins over --mode). */
+bool tg_policy_has_ns_mode(const struct tg_policy *p, const char *ns);
 bool tg_policy_is_exempt(const struct tg_policy *p, const char *ns);
 /* The action for a rule index (TG_ACTION_OFF for an unknown index). */
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index);

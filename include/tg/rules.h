@@ -58,7 +58,6 @@ extern const struct tg_validator tg_mutators[];
 extern const size_t tg_mutator_count;
 
 /* Family entry points (src/rules/<family>.c, src/mutators/<name>.c). */
-int tg_rules_object(struct tg_eval *ev);
 int tg_rules_efa(struct tg_eval *ev);
 int tg_rules_zone(struct tg_eval *ev);
 int tg_rules_mpi(struct tg_eval *ev);

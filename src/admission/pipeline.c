@@ -1,0 +1,287 @@
+/* pipeline.c -- review -> workload view -> validators and mutators -> verdict under the mode. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/pipeline.h"
+
+/* Kubernetes warnings: 256 runes each before the apiserver truncates (api-facts section 1.7). */
+#define TG_WARNING_RUNES 256
+
+static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t n)
+{
+    unsigned kind_bit = TG_KIND_BIT(ev->wl->kind);
+    for (size_t i = 0; i < n; i++) {
+        if (!(tab[i].kinds & kind_bit) || !(tab[i].ops & ev->review->op))
+            continue;
+        int rc = tab[i].run(ev);
+        if (rc < 0)
+            return rc;
+        if (ev->error)
+            return ev->error;
+    }
+    return 0;
+}
+
+/* Appends text as a warning unless an identical one is there (the apiserver dedups too). */
+static int add_warning(json_t *warnings, const char *text)
+{
+    char clean[TG_WARNING_RUNES * 4 + 1];
+    size_t i;
+    json_t *w;
+    tg_text_sanitize(text, clean, sizeof(clean), TG_WARNING_RUNES);
+    if (!clean[0])
+        return 0;
+    json_array_foreach(warnings, i, w)
+    {
+        if (!strcmp(json_string_value(w), clean))
+            return 0;
+    }
+    return json_array_append_new(warnings, json_string(clean)) ? -ENOMEM : 0;
+}
+
+/* Deny lines, warnings and audit annotations from the sorted findings. */
+static int build_verdict(struct tg_result *res, bool mutating)
+{
+    char line[TG_FIELD_MAX + TG_MSG_MAX + 96];
+    size_t msglen = 0, cap = 0;
+    char *msg = NULL;
+    char *findings_ann = NULL;
+    size_t annlen = 0;
+    bool would_deny = false;
+    int rc = 0;
+    for (size_t i = 0; i < res->findings.n; i++) {
+        const struct tg_finding *f = &res->findings.v[i];
+        bool deny = f->action == TG_ACTION_DENY;
+        would_deny |= deny;
+        /* auditAnnotation "findings": "[rule] field" of each finding, "; "-separated. */
+        int n = snprintf(line, sizeof(line), "%s[%s] %s", annlen ? "; " : "", f->rule, f->field);
+        char *grown = realloc(findings_ann, annlen + (size_t)n + 1);
+        if (!grown) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        findings_ann = grown;
+        memcpy(findings_ann + annlen, line, (size_t)n + 1);
+        annlen += (size_t)n;
+        if (res->mode == TG_MODE_AUDIT)
+            continue;
+        if (deny && res->mode == TG_MODE_ENFORCE) {
+            size_t len = tg_finding_format(f, line, sizeof(line));
+            len = len < sizeof(line) ? len : sizeof(line) - 1;
+            if (msglen + len + 2 > cap) {
+                cap = (msglen + len + 2) * 2;
+                char *m = realloc(msg, cap);
+                if (!m) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                msg = m;
+            }
+            if (msglen)
+                msg[msglen++] = '\n';
+            memcpy(msg + msglen, line, len);
+            msglen += len;
+            msg[msglen] = '\0';
+            continue;
+        }
+        if (deny) {
+            /* warn mode: say that enforce would deny, keeping the [rule] field: prefix. */
+            snprintf(line, sizeof(line), "[%s] %s%swould deny: %s", f->rule, f->field,
+                     f->field[0] ? ": " : "", f->message);
+        } else {
+            tg_finding_format(f, line, sizeof(line));
+        }
+        if ((rc = add_warning(res->warnings, line)) < 0)
+            goto out;
+    }
+    if (msg) {
+        res->allowed = false;
+        res->code = 403;
+        res->message = msg;
+        msg = NULL;
+    }
+    if (findings_ann) {
+        if (json_object_set_new(res->audit, "findings", json_string(findings_ann)) ||
+            json_object_set_new(res->audit, "would-deny", json_string(would_deny ? "true" : "false"))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    } else if (res->mode == TG_MODE_AUDIT && !mutating) {
+        if (json_object_set_new(res->audit, "would-deny", json_string("false")))
+            rc = -ENOMEM;
+    }
+out:
+    free(msg);
+    free(findings_ann);
+    return rc;
+}
+
+/* The pointers a patch changes, for the would-patch annotation: ".../env/-" counts as ".../env". */
+static json_t *patch_pointers(const struct tg_patch *p)
+{
+    json_t *out = json_array();
+    size_t i, j;
+    json_t *op, *seen;
+    if (!out)
+        return NULL;
+    json_array_foreach(p->ops, i, op)
+    {
+        char ptr[TG_PATH_MAX];
+        snprintf(ptr, sizeof(ptr), "%s", json_string_value(json_object_get(op, "path")));
+        size_t n = strlen(ptr);
+        if (n >= 2 && !strcmp(ptr + n - 2, "/-"))
+            ptr[n - 2] = '\0';
+        bool dup = false;
+        json_array_foreach(out, j, seen) dup |= !strcmp(json_string_value(seen), ptr);
+        if (!dup && json_array_append_new(out, json_string(ptr))) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static int finish_mutation(struct tg_result *res, json_t *notes)
+{
+    size_t i;
+    json_t *note;
+    if (res->mode != TG_MODE_AUDIT) {
+        json_array_foreach(notes, i, note)
+        {
+            if (add_warning(res->warnings, json_string_value(note)) < 0)
+                return -ENOMEM;
+        }
+        return 0;
+    }
+    if (tg_patch_count(&res->patch) == 0)
+        return 0;
+    /* audit: record the pointers, return no patch. */
+    res->would_patch = patch_pointers(&res->patch);
+    if (!res->would_patch)
+        return -ENOMEM;
+    size_t len = 0;
+    json_t *ptr;
+    json_array_foreach(res->would_patch, i, ptr) len += json_string_length(ptr) + 2;
+    char *joined = calloc(1, len + 1);
+    size_t at = 0;
+    if (!joined)
+        return -ENOMEM;
+    json_array_foreach(res->would_patch, i, ptr)
+    {
+        if (i) {
+            memcpy(joined + at, "; ", 2);
+            at += 2;
+        }
+        memcpy(joined + at, json_string_value(ptr), json_string_length(ptr));
+        at += json_string_length(ptr);
+    }
+    joined[at] = '\0';
+    int rc = json_object_set_new(res->audit, "would-patch", json_string(joined)) ? -ENOMEM : 0;
+    free(joined);
+    json_array_clear(res->patch.ops);
+    return rc;
+}
+
+static int result_init(struct tg_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    res->allowed = true;
+    res->code = 200;
+    tg_findings_init(&res->findings);
+    res->warnings = json_array();
+    res->audit = json_object();
+    if (!res->warnings || !res->audit || tg_patch_init(&res->patch) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static const char *review_namespace(const struct tg_review *rv)
+{
+    if (rv->namespace && *rv->namespace)
+        return rv->namespace;
+    const char *ns = json_string_value(
+        json_object_get(json_object_get(rv->object, "metadata"), "namespace"));
+    return ns ? ns : "";
+}
+
+int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
+                    const struct tg_pipeline_opts *opts, struct tg_result *res)
+{
+    static const struct tg_pipeline_opts defaults;
+    struct tg_workload wl;
+    struct tg_eval ev;
+    json_t *notes = NULL;
+    int rc;
+    if (!opts)
+        opts = &defaults;
+    if ((rc = result_init(res)) < 0)
+        goto fail;
+    const char *ns = review_namespace(rv);
+    res->mode = tg_policy_mode_for(policy, ns);
+    if (opts->has_mode_override && !tg_policy_has_ns_mode(policy, ns))
+        res->mode = opts->mode_override;
+    res->kind = tg_kind_lookup(rv->group, rv->version, rv->kind);
+    if (rv->op != TG_OP_CREATE && rv->op != TG_OP_UPDATE) {
+        res->skip_reason = "operation is not evaluated";
+        return 0;
+    }
+    if (tg_policy_is_exempt(policy, ns)) {
+        res->skip_reason = "namespace is exempt";
+        return 0;
+    }
+    if (res->kind == TG_KIND_UNKNOWN || !rv->object) {
+        res->skip_reason = "kind is not evaluated";
+        return 0;
+    }
+    res->evaluated = true;
+    if (!(notes = json_array())) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.policy = policy;
+    ev.review = rv;
+    ev.wl = &wl;
+    ev.findings = &res->findings;
+    ev.notes = notes;
+    ev.offline = opts->offline;
+    rc = tg_workload_decode(&wl, res->kind, rv->object,
+                            rv->op == TG_OP_UPDATE ? rv->old_object : NULL, &ev);
+    if (rc == 0 && ev.error)
+        rc = ev.error;
+    if (rc == 0 && !opts->skip_validation)
+        rc = run_table(&ev, opts->validators ? opts->validators : tg_validators,
+                       opts->validators ? opts->nvalidators : tg_validator_count);
+    if (rc == 0 && opts->mutate) {
+        ev.patch = &res->patch;
+        rc = run_table(&ev, opts->mutators ? opts->mutators : tg_mutators,
+                       opts->mutators ? opts->nmutators : tg_mutator_count);
+    }
+    tg_workload_release(&wl);
+    if (rc < 0)
+        goto fail;
+    tg_findings_sort(&res->findings);
+    if ((rc = build_verdict(res, opts->mutate)) < 0)
+        goto fail;
+    if (opts->mutate && (rc = finish_mutation(res, notes)) < 0)
+        goto fail;
+    json_decref(notes);
+    return 0;
+fail:
+    json_decref(notes);
+    tg_result_release(res);
+    return rc < 0 ? rc : -EINVAL;
+}
+
+void tg_result_release(struct tg_result *res)
+{
+    free(res->message);
+    json_decref(res->warnings);
+    json_decref(res->audit);
+    json_decref(res->would_patch);
+    tg_patch_release(&res->patch);
+    tg_findings_release(&res->findings);
+    memset(res, 0, sizeof(*res));
+}

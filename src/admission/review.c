@@ -1,0 +1,236 @@
+/* review.c -- decode and check an AdmissionReview request (admission.k8s.io v1 and v1beta1). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tg/review.h"
+
+static const char *const review_versions[] = {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"};
+
+const char *tg_op_name(enum tg_op op)
+{
+    switch (op) {
+    case TG_OP_CREATE:
+        return "CREATE";
+    case TG_OP_UPDATE:
+        return "UPDATE";
+    case TG_OP_DELETE:
+        return "DELETE";
+    case TG_OP_CONNECT:
+        return "CONNECT";
+    }
+    return "UNKNOWN";
+}
+
+static int op_parse(const char *s, enum tg_op *op)
+{
+    static const enum tg_op ops[] = {TG_OP_CREATE, TG_OP_UPDATE, TG_OP_DELETE, TG_OP_CONNECT};
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        if (!strcmp(s, tg_op_name(ops[i]))) {
+            *op = ops[i];
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* A string member: 0 and *out when present and a string; "" when absent or null (optional);
+ * -EINVAL with a message when of another type. */
+static int opt_string(json_t *obj, const char *key, const char *where, const char **out, char *err,
+                      size_t errlen)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = "";
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        snprintf(err, errlen, "%s%s must be a string", where, key);
+        return -EINVAL;
+    }
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int opt_object(json_t *req, const char *key, json_t **out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(req, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_object(v)) {
+        snprintf(err, errlen, "request.%s must be an object", key);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+static int check_request(struct tg_review *rv, json_t *req, char *err, size_t errlen)
+{
+    json_t *kind, *dry, *user;
+    const char *op;
+    int rc;
+    json_t *uid = json_object_get(req, "uid");
+    if (!uid || json_is_null(uid) || (json_is_string(uid) && !json_string_length(uid))) {
+        snprintf(err, errlen, "request.uid is missing");
+        return -EINVAL;
+    }
+    if (!json_is_string(uid)) {
+        snprintf(err, errlen, "request.uid must be a string");
+        return -EINVAL;
+    }
+    rv->uid = json_string_value(uid);
+    kind = json_object_get(req, "kind");
+    if (!json_is_object(kind)) {
+        snprintf(err, errlen, "request.kind must be an object {group, version, kind}");
+        return -EINVAL;
+    }
+    if ((rc = opt_string(kind, "group", "request.kind.", &rv->group, err, errlen)) ||
+        (rc = opt_string(kind, "version", "request.kind.", &rv->version, err, errlen)) ||
+        (rc = opt_string(kind, "kind", "request.kind.", &rv->kind, err, errlen)))
+        return rc;
+    if (!*rv->kind || !*rv->version) {
+        snprintf(err, errlen, "request.kind.version and request.kind.kind are required");
+        return -EINVAL;
+    }
+    if ((rc = opt_string(req, "operation", "request.", &op, err, errlen)))
+        return rc;
+    if (op_parse(op, &rv->op) < 0) {
+        snprintf(err, errlen, "request.operation must be CREATE, UPDATE, DELETE or CONNECT");
+        return -EINVAL;
+    }
+    rv->operation = op;
+    if ((rc = opt_string(req, "namespace", "request.", &rv->namespace, err, errlen)) ||
+        (rc = opt_string(req, "name", "request.", &rv->name, err, errlen)))
+        return rc;
+    dry = json_object_get(req, "dryRun");
+    if (dry && !json_is_null(dry) && !json_is_boolean(dry)) {
+        snprintf(err, errlen, "request.dryRun must be a boolean");
+        return -EINVAL;
+    }
+    rv->dry_run = json_is_true(dry);
+    user = json_object_get(req, "userInfo");
+    rv->username = "";
+    if (user && !json_is_null(user)) {
+        if (!json_is_object(user)) {
+            snprintf(err, errlen, "request.userInfo must be an object");
+            return -EINVAL;
+        }
+        if ((rc = opt_string(user, "username", "request.userInfo.", &rv->username, err, errlen)))
+            return rc;
+    }
+    if ((rc = opt_object(req, "object", &rv->object, err, errlen)) ||
+        (rc = opt_object(req, "oldObject", &rv->old_object, err, errlen)))
+        return rc;
+    if (!rv->object && (rv->op == TG_OP_CREATE || rv->op == TG_OP_UPDATE)) {
+        snprintf(err, errlen, "request.object is required for %s", op);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t errlen)
+{
+    json_t *req;
+    int rc = -EINVAL;
+    memset(rv, 0, sizeof(*rv));
+    rv->root = root;
+    if (!json_is_object(root)) {
+        snprintf(err, errlen, "body must be a JSON object (an AdmissionReview)");
+        goto fail;
+    }
+    json_t *av = json_object_get(root, "apiVersion");
+    json_t *kind = json_object_get(root, "kind");
+    if (!json_is_string(av) || !json_is_string(kind) ||
+        strcmp(json_string_value(kind), "AdmissionReview")) {
+        snprintf(err, errlen, "apiVersion and kind must be admission.k8s.io/v1 AdmissionReview");
+        goto fail;
+    }
+    for (size_t i = 0; i < sizeof(review_versions) / sizeof(review_versions[0]); i++) {
+        if (!strcmp(json_string_value(av), review_versions[i]))
+            rv->api_version = review_versions[i];
+    }
+    if (!rv->api_version) {
+        snprintf(err, errlen, "unsupported apiVersion \"%.64s\": expected admission.k8s.io/v1 or v1beta1",
+                 json_string_value(av));
+        goto fail;
+    }
+    req = json_object_get(root, "request");
+    if (!req || json_is_null(req)) {
+        snprintf(err, errlen, "request is missing");
+        goto fail;
+    }
+    if (!json_is_object(req)) {
+        snprintf(err, errlen, "request must be an object");
+        goto fail;
+    }
+    if ((rc = check_request(rv, req, err, errlen)) < 0)
+        goto fail;
+    return 0;
+fail:
+    json_decref(root);
+    memset(rv, 0, sizeof(*rv));
+    return rc;
+}
+
+int tg_review_parse(const char *buf, size_t len, struct tg_review *rv, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    memset(rv, 0, sizeof(*rv));
+    if (len == 0) {
+        snprintf(err, errlen, "empty body: expected an AdmissionReview");
+        return -EINVAL;
+    }
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        snprintf(err, errlen, "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column,
+                 jerr.text);
+        return -EINVAL;
+    }
+    return tg_review_from_json(root, rv, err, errlen);
+}
+
+int tg_review_from_object(json_t *obj, struct tg_review *rv, char *err, size_t errlen)
+{
+    static char empty[] = "";
+    memset(rv, 0, sizeof(*rv));
+    if (!json_is_object(obj)) {
+        snprintf(err, errlen, "document is not an object");
+        return -EINVAL;
+    }
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    if (!av || !kind || !*kind) {
+        snprintf(err, errlen, "document has no apiVersion and kind");
+        return -EINVAL;
+    }
+    /* Split "group/version"; a core object has no group. Stored in root to be owned. */
+    const char *slash = strchr(av, '/');
+    json_t *root = json_pack("{s:s%, s:s}", "group", av, slash ? (size_t)(slash - av) : (size_t)0,
+                             "version", slash ? slash + 1 : av);
+    if (!root)
+        return -ENOMEM;
+    rv->root = root;
+    rv->api_version = "admission.k8s.io/v1";
+    rv->uid = "offline";
+    rv->group = json_string_value(json_object_get(root, "group"));
+    rv->version = json_string_value(json_object_get(root, "version"));
+    rv->kind = kind;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    rv->namespace = ns ? ns : empty;
+    rv->name = name ? name : empty;
+    rv->operation = "CREATE";
+    rv->op = TG_OP_CREATE;
+    rv->username = empty;
+    rv->object = obj;
+    return 0;
+}
+
+void tg_review_release(struct tg_review *rv)
+{
+    json_decref(rv->root);
+    memset(rv, 0, sizeof(*rv));
+}

@@ -1,0 +1,351 @@
+/* workload.c -- decode Pod, MPIJob, NodeSet, PodGroup and Volcano Job into one view of pod
+ * templates plus the workload facts the rules read (SPEC section 3). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/rules.h"
+#include "tg/workload.h"
+
+struct kind_row {
+    const char *group, *version, *kind;
+    enum tg_kind id;
+};
+
+/* SPEC section 3. A NULL version matches any version. */
+static const struct kind_row kinds[] = {
+    {"", "v1", "Pod", TG_KIND_POD},
+    {"kubeflow.org", "v2beta1", "MPIJob", TG_KIND_MPIJOB},
+    {"kubeflow.org", "v1", "MPIJob", TG_KIND_MPIJOB},
+    {"slinky.slurm.net", "v1beta1", "NodeSet", TG_KIND_NODESET},
+    {"slinky.slurm.net", "v1alpha1", "NodeSet", TG_KIND_NODESET_BAD},
+    {"slinky.slurm.net", NULL, "SlurmNodeSet", TG_KIND_NODESET_BAD},
+    {"scheduling.volcano.sh", "v1beta1", "PodGroup", TG_KIND_PODGROUP},
+    {"batch.volcano.sh", "v1alpha1", "Job", TG_KIND_VCJOB},
+};
+
+enum tg_kind tg_kind_lookup(const char *group, const char *version, const char *kind)
+{
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct kind_row *k = &kinds[i];
+        if (!strcmp(k->group, group ? group : "") && !strcmp(k->kind, kind ? kind : "") &&
+            (!k->version || !strcmp(k->version, version ? version : "")))
+            return k->id;
+    }
+    return TG_KIND_UNKNOWN;
+}
+
+static struct tg_template *add_template(struct tg_workload *wl)
+{
+    struct tg_template *v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    wl->tpl = v;
+    struct tg_template *t = &v[wl->ntpl++];
+    memset(t, 0, sizeof(*t));
+    t->replicas = -1;
+    return t;
+}
+
+static int add_container(struct tg_template *t, json_t *c, const struct tg_path *path, bool init,
+                         const char *fallback_name)
+{
+    struct tg_container *v = realloc(t->containers, (t->ncontainers + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    t->containers = v;
+    struct tg_container *k = &v[t->ncontainers++];
+    k->c = c;
+    k->path = *path;
+    k->init = init;
+    const char *name = json_string_value(json_object_get(c, "name"));
+    k->name = name ? name : fallback_name;
+    return 0;
+}
+
+/* Adds spec.containers and spec.initContainers of t->spec. */
+static int add_containers(struct tg_eval *ev, struct tg_template *t)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        json_t *arr = tg_get_array(ev, t->spec, &t->spec_path, lists[l]);
+        struct tg_path lp, cp;
+        size_t i;
+        json_t *c;
+        tg_path_key(&lp, &t->spec_path, lists[l]);
+        json_array_foreach(arr, i, c)
+        {
+            tg_path_index(&cp, &lp, i);
+            if (json_is_null(c))
+                continue;
+            if (!json_is_object(c)) {
+                if (ev)
+                    tg_report(ev, "object.invalid-field", cp.field, "must be a container object");
+                continue;
+            }
+            if (add_container(t, c, &cp, l == 1, "") < 0)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* A PodTemplateSpec at `path` in parent[key]: fills meta/spec/paths and the containers. */
+static int read_template(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                         const struct tg_path *ppath, const char *key)
+{
+    tg_path_key(&t->path, ppath, key);
+    json_t *tpl = tg_get_object(ev, parent, ppath, key);
+    t->meta = tg_get_object(ev, tpl, &t->path, "metadata");
+    t->spec = tg_get_object(ev, tpl, &t->path, "spec");
+    tg_path_key(&t->spec_path, &t->path, "spec");
+    return add_containers(ev, t);
+}
+
+static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
+{
+    struct tg_path root;
+    struct tg_template *t = add_template(wl);
+    if (!t)
+        return -ENOMEM;
+    tg_path_root(&root);
+    t->role = TG_ROLE_POD;
+    t->role_name = "Pod";
+    t->replicas = 1;
+    t->path = root;
+    t->meta = tg_get_object(ev, wl->obj, &root, "metadata");
+    t->spec = tg_get_object(ev, wl->obj, &root, "spec");
+    tg_path_key(&t->spec_path, &root, "spec");
+    return add_containers(ev, t);
+}
+
+static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
+                          const struct tg_path *sp, const char *role, struct tg_template **out)
+{
+    struct tg_path rp;
+    json_t *rs = tg_get_object(ev, specs, sp, role);
+    *out = NULL;
+    if (!rs)
+        return 0;
+    struct tg_template *t = add_template(wl);
+    if (!t)
+        return -ENOMEM;
+    tg_path_key(&rp, sp, role);
+    bool launcher = !strcmp(role, "Launcher");
+    t->role = launcher ? TG_ROLE_LAUNCHER : TG_ROLE_WORKER;
+    t->role_name = launcher ? "Launcher" : "Worker";
+    long long n;
+    int got = tg_get_int(ev, rs, &rp, "replicas", &n);
+    t->replicas_set = got != 0;
+    /* Operator defaults (api-facts 2.5): Launcher 1, Worker 0. */
+    t->replicas = got == 1 ? n : got == 0 ? (launcher ? 1 : 0) : -1;
+    int rc = read_template(ev, t, rs, &rp, "template");
+    if (rc == 0)
+        *out = t;
+    return rc;
+}
+
+static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                         const struct tg_path *sp, const char *version)
+{
+    struct tg_mpi *m = &wl->mpi;
+    struct tg_path p;
+    long long n;
+    bool b;
+    int rc;
+    m->v1 = version && !strcmp(version, "v1");
+    m->slots_per_worker = 1;
+    int got = tg_get_int(ev, spec, sp, "slotsPerWorker", &n);
+    m->slots_set = got != 0;
+    if (got == 1)
+        m->slots_per_worker = n;
+    else if (got < 0)
+        m->slots_per_worker = -1;
+    if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1)
+        m->run_launcher_as_worker = b;
+    const char *impl = tg_get_string(ev, spec, sp, "mpiImplementation");
+    m->implementation = impl ? impl : "OpenMPI";
+    json_t *rp = tg_get_object(ev, spec, sp, "runPolicy");
+    tg_path_key(&p, sp, "runPolicy");
+    json_t *sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
+    tg_path_key(&p, &p, "schedulingPolicy");
+    if (tg_get_int(ev, sched, &p, "minAvailable", &n) == 1) {
+        m->has_min_available = true;
+        m->min_available = n;
+    }
+    json_t *specs = tg_get_object(ev, spec, sp, "mpiReplicaSpecs");
+    tg_path_key(&p, sp, "mpiReplicaSpecs");
+    m->launcher_spec = tg_get_object(NULL, specs, &p, "Launcher");
+    m->worker_spec = tg_get_object(NULL, specs, &p, "Worker");
+    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", &m->launcher)) < 0)
+        return rc;
+    struct tg_template *worker;
+    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", &worker)) < 0)
+        return rc;
+    /* realloc may have moved the launcher: take both pointers after the last add. */
+    m->launcher = NULL;
+    m->worker = NULL;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        if (wl->tpl[i].role == TG_ROLE_LAUNCHER)
+            m->launcher = &wl->tpl[i];
+        else if (wl->tpl[i].role == TG_ROLE_WORKER)
+            m->worker = &wl->tpl[i];
+    }
+    (void)worker;
+    return 0;
+}
+
+static int decode_nodeset(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                          const struct tg_path *sp)
+{
+    struct tg_nodeset *ns = &wl->ns;
+    long long n;
+    const char *mode = tg_get_string(ev, spec, sp, "scalingMode");
+    ns->scaling_mode_set = mode != NULL;
+    ns->scaling_mode = mode ? mode : "StatefulSet";
+    int got = tg_get_int(ev, spec, sp, "replicas", &n);
+    ns->has_replicas = got == 1;
+    ns->replicas = got == 1 ? n : 1;
+    ns->controller_ref = tg_get_object(ev, spec, sp, "controllerRef");
+    ns->slurmd = tg_get_object(ev, spec, sp, "slurmd");
+    if (wl->kind == TG_KIND_NODESET_BAD)
+        return 0;
+    struct tg_template *t = add_template(wl);
+    if (!t)
+        return -ENOMEM;
+    t->role = TG_ROLE_SLURMD;
+    t->role_name = "slurmd";
+    t->replicas_set = got == 1;
+    /* DaemonSet mode: one pod per matching node, unknown at admission. */
+    t->replicas = strcmp(ns->scaling_mode, "DaemonSet") ? ns->replicas : -1;
+    tg_path_key(&t->path, sp, "template");
+    json_t *tpl = tg_get_object(ev, spec, sp, "template");
+    t->meta = tg_get_object(ev, tpl, &t->path, "metadata");
+    t->spec = tg_get_object(ev, tpl, &t->path, "spec");
+    tg_path_key(&t->spec_path, &t->path, "spec");
+    if (ns->slurmd) {
+        /* api-facts 3.5: spec.slurmd becomes the container named slurmd. */
+        struct tg_path cp;
+        tg_path_key(&cp, sp, "slurmd");
+        if (add_container(t, ns->slurmd, &cp, false, "slurmd") < 0)
+            return -ENOMEM;
+    }
+    return add_containers(ev, t);
+}
+
+static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                        const struct tg_path *sp)
+{
+    struct tg_vcjob *vc = &wl->vc;
+    struct tg_path tp, ip;
+    long long n;
+    size_t i;
+    json_t *task;
+    if (tg_get_int(ev, spec, sp, "minAvailable", &n) == 1) {
+        vc->has_min_available = true;
+        vc->min_available = n;
+    }
+    vc->plugins = tg_get_object(ev, spec, sp, "plugins");
+    vc->mpi_plugin = vc->plugins && json_object_get(vc->plugins, "mpi");
+    const char *sched = tg_get_string(ev, spec, sp, "schedulerName");
+    vc->scheduler_name = sched ? sched : "";
+    vc->tasks = tg_get_array(ev, spec, sp, "tasks");
+    tg_path_key(&tp, sp, "tasks");
+    json_array_foreach(vc->tasks, i, task)
+    {
+        tg_path_index(&ip, &tp, i);
+        if (!json_is_object(task)) {
+            if (ev)
+                tg_report(ev, "object.invalid-field", ip.field, "must be a task object");
+            continue;
+        }
+        struct tg_template *t = add_template(wl);
+        if (!t)
+            return -ENOMEM;
+        const char *name = tg_get_string(ev, task, &ip, "name");
+        t->role = TG_ROLE_TASK;
+        t->role_name = name ? name : "";
+        int got = tg_get_int(ev, task, &ip, "replicas", &n);
+        t->replicas_set = got != 0;
+        t->replicas = got == 1 ? n : got == 0 ? 0 : -1;
+        int rc = read_template(ev, t, task, &ip, "template");
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int decode_podgroup(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                           const struct tg_path *sp)
+{
+    long long n;
+    if (tg_get_int(ev, spec, sp, "minMember", &n) == 1) {
+        wl->pg.has_min_member = true;
+        wl->pg.min_member = n;
+    }
+    wl->pg.min_task_member = tg_get_object(ev, spec, sp, "minTaskMember");
+    return 0;
+}
+
+int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, json_t *obj, json_t *old_obj,
+                       struct tg_eval *ev)
+{
+    struct tg_path root, mp, sp;
+    memset(wl, 0, sizeof(*wl));
+    wl->kind = kind;
+    wl->obj = obj;
+    wl->old_obj = old_obj;
+    tg_path_root(&root);
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kn = json_string_value(json_object_get(obj, "kind"));
+    wl->api_version = av ? av : "";
+    wl->kind_name = kn ? kn : "";
+    json_t *meta = tg_get_object(ev, obj, &root, "metadata");
+    tg_path_key(&mp, &root, "metadata");
+    const char *name = tg_get_string(ev, meta, &mp, "name");
+    const char *ns = tg_get_string(ev, meta, &mp, "namespace");
+    wl->name = name ? name : "";
+    wl->namespace = ns ? ns : "";
+    wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
+    wl->labels = tg_get_object(ev, meta, &mp, "labels");
+    wl->has_owner = json_array_size(tg_get_array(ev, meta, &mp, "ownerReferences")) > 0;
+    tg_path_key(&sp, &root, "spec");
+    json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
+    const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
+    switch (kind) {
+    case TG_KIND_POD:
+        return decode_pod(ev, wl);
+    case TG_KIND_MPIJOB:
+        return decode_mpijob(ev, wl, spec, &sp, version);
+    case TG_KIND_NODESET:
+    case TG_KIND_NODESET_BAD:
+        return decode_nodeset(ev, wl, spec, &sp);
+    case TG_KIND_VCJOB:
+        return decode_vcjob(ev, wl, spec, &sp);
+    case TG_KIND_PODGROUP:
+        return decode_podgroup(ev, wl, spec, &sp);
+    case TG_KIND_UNKNOWN:
+        break;
+    }
+    return 0;
+}
+
+void tg_workload_release(struct tg_workload *wl)
+{
+    for (size_t i = 0; i < wl->ntpl; i++)
+        free(wl->tpl[i].containers);
+    free(wl->tpl);
+    wl->tpl = NULL;
+    wl->ntpl = 0;
+}
+
+long long tg_workload_pod_count(const struct tg_workload *wl)
+{
+    long long total = 0;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        if (wl->tpl[i].replicas < 0)
+            return -1;
+        total += wl->tpl[i].replicas;
+    }
+    return total;
+}
