@@ -1,0 +1,480 @@
+/* test_yaml_json.c -- YAML to JSON conversion as kubectl does it, and tg_read_file. */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/yaml_json.h"
+
+/* Converts text (one document) and compares with the expected JSON text; expect NULL means an
+ * error whose message must contain err_sub. */
+static void expect_conv(const char *yaml, const char *expect_json, const char *err_sub)
+{
+    char err[256] = "";
+    json_t *got = tg_yaml_parse_one(yaml, strlen(yaml), err, sizeof(err));
+
+    if (!expect_json) {
+        ck_assert_msg(got == NULL, "expected an error for %s", yaml);
+        ck_assert_msg(strstr(err, err_sub) != NULL, "error for %s: '%s' lacks '%s'", yaml, err,
+                      err_sub);
+        return;
+    }
+    ck_assert_msg(got != NULL, "error for %s: %s", yaml, err);
+    {
+        json_error_t jerr;
+        json_t *want = json_loads(expect_json, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+        char *g = json_dumps(got, JSON_ENCODE_ANY | JSON_SORT_KEYS);
+
+        ck_assert_msg(want != NULL, "bad expectation %s", expect_json);
+        ck_assert_msg(json_equal(got, want) && json_typeof(got) == json_typeof(want),
+                      "%s -> %s, want %s", yaml, g, expect_json);
+        /* json_equal says 1 == 1.0 is false already; also check nested number types by text. */
+        free(g);
+        json_decref(want);
+    }
+    json_decref(got);
+}
+
+/* The value of key v in {v: X}. */
+static void expect_value(const char *scalar, const char *expect_json)
+{
+    char yaml[256], want[300];
+
+    snprintf(yaml, sizeof(yaml), "v: %s\n", scalar);
+    snprintf(want, sizeof(want), "{\"v\": %s}", expect_json);
+    expect_conv(yaml, want, NULL);
+}
+
+START_TEST(bools_yaml11)
+{
+    static const char *const t[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+                                    "on", "On", "ON"};
+    static const char *const f[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
+                                    "off", "Off", "OFF"};
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        expect_value(t[i], "true");
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+        expect_value(f[i], "false");
+    /* Not in go-yaml v2's table: strings. */
+    expect_value("yEs", "\"yEs\"");
+    expect_value("oN", "\"oN\"");
+    expect_value("TRue", "\"TRue\"");
+    expect_value("\"yes\"", "\"yes\"");
+    expect_value("'on'", "\"on\"");
+    expect_value("!!str true", "\"true\"");
+    expect_value("!!bool yes", "true");
+}
+END_TEST
+
+START_TEST(nulls)
+{
+    expect_value("~", "null");
+    expect_value("null", "null");
+    expect_value("Null", "null");
+    expect_value("NULL", "null");
+    expect_value("", "null");
+    expect_value("nULL", "\"nULL\"");
+    expect_value("'null'", "\"null\"");
+    expect_value("!!null ''", "null");
+}
+END_TEST
+
+START_TEST(integers)
+{
+    expect_value("0", "0");
+    expect_value("42", "42");
+    expect_value("+42", "42");
+    expect_value("-42", "-42");
+    expect_value("1_000", "1000");
+    expect_value("0x1F", "31");
+    expect_value("0X1f", "31");
+    expect_value("0o17", "15");
+    expect_value("017", "15");
+    expect_value("0b101", "5");
+    expect_value("-0b101", "-5");
+    expect_value("9223372036854775807", "9223372036854775807");
+    expect_value("-9223372036854775808", "-9223372036854775808");
+    /* 08 is not octal: the float regex takes it, and 8.0 reaches the server as 8. */
+    expect_value("08", "8");
+    expect_value("0x", "\"0x\"");
+    expect_value("0xG", "\"0xG\"");
+    expect_value("1_", "1");
+    expect_value("_1", "\"_1\"");
+    expect_value("1.2.3", "\"1.2.3\"");
+    expect_value("12abc", "\"12abc\"");
+    expect_value("\"42\"", "\"42\"");
+    expect_value("'0x1F'", "\"0x1F\"");
+    expect_value("!!int \"42\"", "42");
+    expect_value("2024-01-02", "\"2024-01-02\"");
+    expect_value("1:30", "\"1:30\"");
+    expect_value("8Gi", "\"8Gi\"");
+    expect_value("$EFA_PER_NODE", "\"$EFA_PER_NODE\"");
+}
+END_TEST
+
+START_TEST(big_integers)
+{
+    char err[256];
+    json_t *v = tg_yaml_parse_one("v: 18446744073709551615\n", 24, err, sizeof(err));
+
+    ck_assert_ptr_nonnull(v);
+    ck_assert(json_is_real(json_object_get(v, "v")));
+    json_decref(v);
+    v = tg_yaml_parse_one("v: 99999999999999999999999\n", 27, err, sizeof(err));
+    ck_assert_ptr_nonnull(v);
+    ck_assert(json_is_real(json_object_get(v, "v")));
+    ck_assert(json_real_value(json_object_get(v, "v")) > 9.9e22);
+    json_decref(v);
+    /* Overflowing float: Go's ParseFloat fails, the scalar stays a string. */
+    expect_value("1e400", "\"1e400\"");
+}
+END_TEST
+
+START_TEST(floats)
+{
+    expect_value("1.5", "1.5");
+    expect_value("-1.5", "-1.5");
+    expect_value(".5", "0.5");
+    expect_value("1.", "1");
+    expect_value("1e3", "1000");
+    expect_value("1E3", "1000");
+    expect_value("2.5e-1", "0.25");
+    expect_value("+.5", "0.5");
+    expect_value("1e", "\"1e\"");
+    expect_value("1e+", "\"1e+\"");
+    expect_value("!!float 1", "1");
+    expect_value(".", "\".\"");
+    expect_value("..5", "\"..5\"");
+    expect_conv("v: .inf\n", NULL, "cannot be represented in JSON");
+    expect_conv("v: -.Inf\n", NULL, "line 1, column 4");
+    expect_conv("v: .NaN\n", NULL, "JSON");
+}
+END_TEST
+
+START_TEST(tags)
+{
+    expect_value("!!str 1", "\"1\"");
+    expect_value("!custom 1", "\"1\"");
+    expect_value("! 1", "\"1\"");
+    expect_value("!!timestamp 2024-01-01", "\"2024-01-01\"");
+    expect_conv("v: !!int abc\n", NULL, "cannot decode !!str `abc` as a !!int");
+    expect_conv("v: !!int 1.5\n", NULL, "!!float");
+    expect_conv("v: !!bool 1\n", NULL, "line 1, column 4");
+    expect_conv("v: !!null x\n", NULL, "as a !!null");
+    expect_conv("v: !!binary aGVsbG8=\n", NULL, "!!binary");
+}
+END_TEST
+
+START_TEST(block_and_quoted)
+{
+    expect_conv("v: |\n  a\n  b\n", "{\"v\": \"a\\nb\\n\"}", NULL);
+    expect_conv("v: >-\n  a\n  b\n", "{\"v\": \"a b\"}", NULL);
+    expect_conv("v: |\n  123\n", "{\"v\": \"123\\n\"}", NULL);
+    expect_conv("v: \"a\\tb\\u00e9\"\n", "{\"v\": \"a\\tb\\u00e9\"}", NULL);
+    expect_conv("v: 'it''s'\n", "{\"v\": \"it's\"}", NULL);
+    expect_conv("- 1\n- two\n- [3, {a: b}]\n", "[1, \"two\", [3, {\"a\": \"b\"}]]", NULL);
+}
+END_TEST
+
+START_TEST(keys)
+{
+    expect_conv("1: a\n", "{\"1\": \"a\"}", NULL);
+    expect_conv("true: x\nno: n\n", "{\"true\": \"x\", \"false\": false}", NULL);
+    expect_conv("y: 1\n", "{\"true\": 1}", NULL);
+    expect_conv("0x10: a\n", "{\"16\": \"a\"}", NULL);
+    expect_conv("1.5: a\n", "{\"1.5\": \"a\"}", NULL);
+    expect_conv("1e3: a\n", "{\"1000\": \"a\"}", NULL);
+    expect_conv("0.1: a\n", "{\"0.1\": \"a\"}", NULL);
+    expect_conv("\"1\": a\n", "{\"1\": \"a\"}", NULL);
+    expect_conv("~: a\n", NULL, "null mapping key");
+    expect_conv("? [a, b]\n: c\n", NULL, "mapping key is itself a list");
+    expect_conv("{{ .Values.x }}: 1\n", NULL, "mapping key is itself a mapping");
+}
+END_TEST
+
+START_TEST(duplicates)
+{
+    expect_conv("a: 1\nb: 2\na: 3\n", NULL, "line 3, column 1: duplicate mapping key \"a\"");
+    expect_conv("m:\n  x: 1\n  x: 2\n", NULL, "line 3, column 3");
+    /* Keys that convert to the same string collide too. */
+    expect_conv("1: a\n\"1\": b\n", NULL, "duplicate");
+    expect_conv("yes: a\ntrue: b\n", NULL, "duplicate mapping key \"true\"");
+    /* Same key in sibling mappings is fine. */
+    expect_conv("- a: 1\n- a: 2\n", "[{\"a\": 1}, {\"a\": 2}]", NULL);
+}
+END_TEST
+
+START_TEST(anchors_and_merges)
+{
+    expect_conv("a: &x {p: 1}\nb: *x\n", "{\"a\": {\"p\": 1}, \"b\": {\"p\": 1}}", NULL);
+    expect_conv("a: &s hello\nb: *s\n", "{\"a\": \"hello\", \"b\": \"hello\"}", NULL);
+    expect_conv("base: &b {x: 1, w: 2}\nm:\n  <<: *b\n  w: 3\n",
+                "{\"base\": {\"x\": 1, \"w\": 2}, \"m\": {\"w\": 3, \"x\": 1}}", NULL);
+    /* Explicit keys win even when they come before the merge. */
+    expect_conv("b: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", "{\"b\": {\"x\": 1}, \"m\": {\"x\": 2}}",
+                NULL);
+    /* A list: earlier sources win. */
+    expect_conv("p: &p {x: 1}\nq: &q {x: 2, z: 3}\nm:\n  <<: [*p, *q]\n",
+                "{\"p\": {\"x\": 1}, \"q\": {\"x\": 2, \"z\": 3}, \"m\": {\"x\": 1, \"z\": 3}}",
+                NULL);
+    expect_conv("m:\n  <<: {a: 1}\n  b: 2\n", "{\"m\": {\"a\": 1, \"b\": 2}}", NULL);
+    expect_conv("m:\n  <<: 1\n", NULL, "merge key");
+    expect_conv("m:\n  <<: [1]\n", NULL, "not a mapping");
+    expect_conv("a: *nope\n", NULL, "unknown anchor");
+    expect_conv("a: &r [*r]\n", NULL, "line 1, column 8: unknown anchor");
+    /* "<<" as a value or quoted key is a plain string. */
+    expect_conv("a: <<\n'<<': b\n", "{\"a\": \"<<\", \"<<\": \"b\"}", NULL);
+}
+END_TEST
+
+START_TEST(alias_bomb)
+{
+    const char *bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                       "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                       "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                       "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                       "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                       "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+                       "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n";
+
+    expect_conv(bomb, NULL, "more than 1000000 nodes");
+}
+END_TEST
+
+START_TEST(deep_nesting)
+{
+    size_t n = 5000;
+    char *s = malloc(2 * n + 1);
+    char err[256];
+    json_t *v;
+
+    memset(s, '[', n);
+    memset(s + n, ']', n);
+    s[2 * n] = '\0';
+    v = tg_yaml_parse_one(s, 2 * n, err, sizeof(err));
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "nesting deeper than 1000") != NULL, "%s", err);
+    free(s);
+}
+END_TEST
+
+START_TEST(json_input)
+{
+    expect_conv("{\"kind\": \"Pod\", \"spec\": {\"n\": 1, \"f\": 1.5, \"b\": true}}",
+                "{\"kind\": \"Pod\", \"spec\": {\"n\": 1, \"f\": 1.5, \"b\": true}}", NULL);
+    expect_conv("\t{\n\t\"a\": [1,\n\t2]\n}\n", "{\"a\": [1, 2]}", NULL);
+    expect_conv("{\"a\": 1, \"a\": 2}", NULL, "duplicate");
+    /* JSON strings stay strings even when YAML would resolve them. */
+    expect_conv("{\"a\": \"yes\"}", "{\"a\": \"yes\"}", NULL);
+}
+END_TEST
+
+START_TEST(syntax_errors)
+{
+    expect_conv("a: b: c\n", NULL, "line 1, column 5: mapping values are not allowed");
+    expect_conv("a:\n  - b\n c: d\n", NULL, "line 3");
+    expect_conv("name: {{ .Release.Name }}-x\n", NULL, "helm template");
+    expect_conv("", NULL, "empty document");
+    expect_conv("# only a comment\n", NULL, "empty document");
+    expect_conv("a: 1\n---\nb: 2\n", NULL, "line 2, column 1: expected one document");
+    expect_conv("a: \"\\xff\"\n", "{\"a\": \"\\u00ff\"}", NULL);
+    expect_conv("a: \"\\x00\"\n", "{\"a\": \"\\u0000\"}", NULL);
+}
+END_TEST
+
+START_TEST(invalid_utf8)
+{
+    const char bad[] = "a: \xff\xfe\n";
+    char err[256];
+    json_t *v = tg_yaml_parse_one(bad, sizeof(bad) - 1, err, sizeof(err));
+
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "line 1, column") != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(stream_documents)
+{
+    const char *s = "# leading comment\n"
+                    "---\n"
+                    "a: 1\n"
+                    "---\n"
+                    "# only comments\n"
+                    "---\n"
+                    "b: c: d\n"
+                    "---\n"
+                    "c: 3\n"
+                    "--- \n"
+                    "--- # comment\n"
+                    "~\n"
+                    "---\n"
+                    "- list\n"
+                    "...\n"
+                    "---\n"
+                    "name: {{ .Values.name }}\n"
+                    "---\n"
+                    "last: true\n";
+    struct tg_yaml_docs d;
+
+    ck_assert_int_eq(tg_yaml_parse_stream(s, strlen(s), &d), 0);
+    ck_assert_uint_eq(d.n, 9);
+    ck_assert_int_eq(d.v[0].line, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(d.v[0].value, "a")), 1);
+    ck_assert(d.v[1].empty);
+    ck_assert_ptr_null(d.v[1].value);
+    ck_assert_ptr_null(d.v[2].value);
+    ck_assert(!d.v[2].empty);
+    ck_assert_msg(strncmp(d.v[2].error, "line 7, column 5: ", 18) == 0, "%s", d.v[2].error);
+    ck_assert_int_eq(json_integer_value(json_object_get(d.v[3].value, "c")), 3);
+    ck_assert(d.v[4].empty);
+    ck_assert(d.v[5].empty);   /* explicit null */
+    ck_assert(json_is_array(d.v[6].value));
+    ck_assert_ptr_null(d.v[7].value);
+    ck_assert_msg(strstr(d.v[7].error, "template") != NULL, "%s", d.v[7].error);
+    ck_assert_msg(strncmp(d.v[7].error, "line 17, ", 9) == 0, "%s", d.v[7].error);
+    ck_assert(json_is_true(json_object_get(d.v[8].value, "last")));
+    for (size_t i = 0; i < d.n; i++)
+        ck_assert_uint_eq(d.v[i].index, i);
+    tg_yaml_docs_release(&d);
+    tg_yaml_docs_release(&d);   /* idempotent */
+}
+END_TEST
+
+START_TEST(stream_edge_cases)
+{
+    struct tg_yaml_docs d;
+    const char *dots = "a: 1\n...\nb: 2\n";
+    const char *dir = "%YAML 1.1\n---\na: 1\n";
+    const char *inner = "a: |\n  ---\n  x\n";
+
+    ck_assert_int_eq(tg_yaml_parse_stream("", 0, &d), 0);
+    ck_assert_uint_eq(d.n, 0);
+    tg_yaml_docs_release(&d);
+
+    ck_assert_int_eq(tg_yaml_parse_stream(dots, strlen(dots), &d), 0);
+    /* libyaml wants --- after "..." (kubectl would read only the first document). */
+    ck_assert_uint_eq(d.n, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(d.v[0].value, "a")), 1);
+    ck_assert_ptr_null(d.v[1].value);
+    ck_assert_msg(strstr(d.v[1].error, "line 3, column 1: did not find expected <document start>")
+                  != NULL, "%s", d.v[1].error);
+    tg_yaml_docs_release(&d);
+
+    ck_assert_int_eq(tg_yaml_parse_stream(dir, strlen(dir), &d), 0);
+    ck_assert_uint_eq(d.n, 1);
+    ck_assert_ptr_nonnull(d.v[0].value);
+    tg_yaml_docs_release(&d);
+
+    /* "  ---" indented inside a block scalar is text, not a marker. */
+    ck_assert_int_eq(tg_yaml_parse_stream(inner, strlen(inner), &d), 0);
+    ck_assert_uint_eq(d.n, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(d.v[0].value, "a")), "---\nx\n");
+    tg_yaml_docs_release(&d);
+
+    /* A scalar document is a value, not an error (the caller decides). */
+    ck_assert_int_eq(tg_yaml_parse_stream("hello\n", 6, &d), 0);
+    ck_assert_uint_eq(d.n, 1);
+    ck_assert_str_eq(json_string_value(d.v[0].value), "hello");
+    tg_yaml_docs_release(&d);
+
+    /* No trailing newline, CRLF line ends. */
+    ck_assert_int_eq(tg_yaml_parse_stream("a: 1\r\n---\r\nb: 2", 15, &d), 0);
+    ck_assert_uint_eq(d.n, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(d.v[1].value, "b")), 2);
+    tg_yaml_docs_release(&d);
+}
+END_TEST
+
+START_TEST(error_then_more_in_chunk)
+{
+    /* A conversion error (not a syntax error) loses only its own document. */
+    const char *s = "a: 1\na: 2\n---\nb: 3\n";
+    struct tg_yaml_docs d;
+
+    ck_assert_int_eq(tg_yaml_parse_stream(s, strlen(s), &d), 0);
+    ck_assert_uint_eq(d.n, 2);
+    ck_assert_ptr_null(d.v[0].value);
+    ck_assert_msg(strstr(d.v[0].error, "duplicate") != NULL, "%s", d.v[0].error);
+    ck_assert_int_eq(json_integer_value(json_object_get(d.v[1].value, "b")), 3);
+    tg_yaml_docs_release(&d);
+}
+END_TEST
+
+START_TEST(read_file)
+{
+    char err[256];
+    size_t len = 0;
+    char *buf;
+    FILE *f = fopen("yaml_json_tmp.yaml", "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs("a: 1\n", f);
+    fclose(f);
+    buf = tg_read_file("yaml_json_tmp.yaml", 1024, &len, err, sizeof(err));
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(len, 5);
+    ck_assert_str_eq(buf, "a: 1\n");
+    free(buf);
+    buf = tg_read_file("yaml_json_tmp.yaml", 4, &len, err, sizeof(err));
+    ck_assert_ptr_null(buf);
+    ck_assert_msg(strstr(err, "larger than 4 bytes") != NULL, "%s", err);
+    remove("yaml_json_tmp.yaml");
+    buf = tg_read_file("no/such/file.yaml", 1024, &len, err, sizeof(err));
+    ck_assert_ptr_null(buf);
+    ck_assert_str_eq(err, strerror(ENOENT));
+    /* A directory opens but cannot be read. */
+    buf = tg_read_file(".", 1024, &len, err, sizeof(err));
+    ck_assert_ptr_null(buf);
+}
+END_TEST
+
+START_TEST(read_empty_file)
+{
+    char err[256];
+    size_t len = 99;
+    char *buf;
+    FILE *f = fopen("yaml_json_empty.yaml", "w");
+
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    buf = tg_read_file("yaml_json_empty.yaml", 1024, &len, err, sizeof(err));
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_str_eq(buf, "");
+    free(buf);
+    remove("yaml_json_empty.yaml");
+}
+END_TEST
+
+Suite *tg_test_yaml_json_suite(void);
+Suite *tg_test_yaml_json_suite(void)
+{
+    Suite *s = suite_create("yaml_json");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, bools_yaml11);
+    tcase_add_test(tc, nulls);
+    tcase_add_test(tc, integers);
+    tcase_add_test(tc, big_integers);
+    tcase_add_test(tc, floats);
+    tcase_add_test(tc, tags);
+    tcase_add_test(tc, block_and_quoted);
+    tcase_add_test(tc, keys);
+    tcase_add_test(tc, duplicates);
+    tcase_add_test(tc, anchors_and_merges);
+    tcase_add_test(tc, alias_bomb);
+    tcase_add_test(tc, deep_nesting);
+    tcase_add_test(tc, json_input);
+    tcase_add_test(tc, syntax_errors);
+    tcase_add_test(tc, invalid_utf8);
+    tcase_add_test(tc, stream_documents);
+    tcase_add_test(tc, stream_edge_cases);
+    tcase_add_test(tc, error_then_more_in_chunk);
+    tcase_add_test(tc, read_file);
+    tcase_add_test(tc, read_empty_file);
+    suite_add_tcase(s, tc);
+    return s;
+}
