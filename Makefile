@@ -59,34 +59,34 @@ $(BUILD)/.deps-ok:
 # ---- build --------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: src/%.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/gen/suites.h | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 # Files named src/<module>/<name>.embed.yaml become tg_embed_<name> strings (scripts/embed.sh).
 $(BUILD)/gen/embedded.c: scripts/embed.sh $(EMBED)
 	@mkdir -p $(dir $@)
-	bash scripts/embed.sh $(EMBED) > $@.tmp && mv $@.tmp $@
+	bash scripts/embed.sh $(EMBED) > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/libtg.a: $(LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+	@rm -f $@.$$$$.tmp
+	ar rcs $@.$$$$.tmp $^ && mv -f $@.$$$$.tmp $@
 
 $(BIN): $(BUILD)/obj/main.o $(BUILD)/libtg.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) -lm && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/gen/suites.h: $(wildcard tests/unit/*.c) scripts/gen-suites.sh
 	@mkdir -p $(dir $@)
-	bash scripts/gen-suites.sh tests/unit/*.c > $@.tmp && mv $@.tmp $@
+	bash scripts/gen-suites.sh tests/unit/*.c > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(UNIT): $(TEST_OBJ) $(BUILD)/libtg.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) $(CHECK_LIBS) -lm && mv -f $@.$$$$.tmp $@
 
 # ---- run ----------------------------------------------------------------------------------
 certs-dev: $(BIN)
