@@ -59,11 +59,11 @@ $(BUILD)/.deps-ok:
 # ---- build --------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: src/%.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -MT $@ -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/gen/suites.h | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -MT $@ -MF $(@:.o=.d) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 # Files named src/<module>/<name>.embed.yaml become tg_embed_<name> strings (scripts/embed.sh).
 $(BUILD)/gen/embedded.c: scripts/embed.sh $(EMBED)
