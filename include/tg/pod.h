@@ -1,0 +1,116 @@
+/* pod.h -- facts about one pod template that several rules and the env mutator read: EFA and
+ * other device counts, the node labels (instance type, zone) its scheduling constraints pin.
+ *
+ * Contract:
+ * - Nothing here reads the policy or decides a rule. Functions that take `struct tg_eval *ev`
+ *   report wrong JSON types they meet as object.invalid-field (via tg_get_*), at paths built from
+ *   the path arguments; ev may be NULL (then nothing is reported). Everything returned that is a
+ *   json_t or a string is borrowed from the object being evaluated.
+ * - Resource names are read from `resources.limits` and `resources.requests` of a container. A
+ *   limit, when present, is the count (core validation makes the request equal to it, api-facts
+ *   1.16); otherwise the request.
+ * - Counts are "non-negative integer quantities": "4", 4, 4.0, "1k" are counts; "$EFA_PER_NODE",
+ *   1.5, "500m", -1, null, true are not. */
+#ifndef TG_POD_H
+#define TG_POD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tg/path.h"
+#include "tg/workload.h"
+
+struct tg_eval;
+
+#define TG_RES_EFA "vpc.amazonaws.com/efa"
+#define TG_RES_GPU "nvidia.com/gpu"
+#define TG_RES_NEURON "aws.amazon.com/neuron"
+#define TG_RES_HUGEPAGES_2MI "hugepages-2Mi"
+
+/* Node label keys of the instance type: the stable key and its deprecated alias (api-facts 5.7). */
+extern const char *const tg_instance_type_labels[];
+extern const size_t tg_instance_type_label_count;
+
+/* ---- resources ----------------------------------------------------------------------------- */
+
+/* Where a resource is written in one container: the raw members (JSON null included), NULL when
+ * absent or when limits/requests is not an object. Nothing is reported. */
+struct tg_res {
+    json_t *limit;
+    json_t *request;
+};
+void tg_container_res(json_t *container, const char *name, struct tg_res *out);
+
+/* The count of resource `name` in a container: 1 and *count when it is written and a
+ * non-negative integer (the limit when present, else the request); 0 when neither limits nor
+ * requests name it; -1 when it is written but the value used is not a non-negative integer. */
+int tg_container_count(json_t *container, const char *name, long long *count);
+
+/* Does the container request EFA: vpc.amazonaws.com/efa is written in its limits or requests
+ * with a value other than a count of 0. An unusable value ("$EFA_PER_NODE", null, 1.5) counts as
+ * a request: the author meant EFA, and efa.invalid-quantity reports the value. */
+bool tg_container_requests_efa(json_t *container);
+
+/* True when any container of t (init containers included; NodeSet: spec.slurmd too) requests
+ * EFA, as tg_container_requests_efa. */
+bool tg_template_requests_efa(const struct tg_template *t);
+
+/* The pod-level count of resource `name` for template t, as the scheduler sums it: the sum over
+ * regular containers, or the largest init container when that is larger. Returns 1 and *count
+ * when at least one container writes it and every written value is a count, 0 when no container
+ * writes it, -1 when a written value is not a count. */
+int tg_template_count(const struct tg_template *t, const char *name, long long *count);
+
+/* ---- node labels pinned by nodeSelector and required node affinity ------------------------
+ * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)
+ * that a pod spec's constraints allow. nodeSelector and required node affinity are ANDed; the
+ * nodeSelectorTerms of required affinity are ORed (a term without an `In` expression on a key
+ * allows any value, so then the affinity does not restrict the label); the expressions of one
+ * term are ANDed (two `In` lists intersect; `NotIn` removes values from a finite set and leaves
+ * an open one open). Exists, DoesNotExist, Gt, Lt and matchFields do not restrict the label. */
+struct tg_label_pin {
+    bool finite;            /* the label is restricted to values[0..n) (n may be 0: no node) */
+    bool mentioned;         /* some expression or nodeSelector entry names one of the keys */
+    const char **values;    /* malloc'd array of borrowed strings, distinct, in spec order */
+    size_t n;
+};
+
+void tg_label_pin_init(struct tg_label_pin *p);
+void tg_label_pin_release(struct tg_label_pin *p);
+bool tg_label_pin_has(const struct tg_label_pin *p, const char *value);
+
+/* From spec.nodeSelector only. Returns 0 or -ENOMEM. */
+int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+/* From spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution only. An
+ * absent, empty or unusable term list does not restrict. Returns 0 or -ENOMEM. */
+int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+/* Both together (the intersection). Returns 0 or -ENOMEM. */
+int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                 const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+
+/* The instance types template t may run on (node.kubernetes.io/instance-type and the beta
+ * alias): out->finite false means any type. For the env mutator (gpuDirectRDMAOnly,
+ * instanceFamilies) and efa.exceeds-instance. Returns 0 or -ENOMEM. */
+int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
+                               struct tg_label_pin *out);
+
+/* ---- env --------------------------------------------------------------------------------- */
+
+/* FI_PROVIDER value (a comma-separated libfabric provider list, "^" excludes) selects efa. */
+bool tg_fi_provider_selects_efa(const char *value);
+/* NCCL_NET value points NCCL at the OFI plugin: "AWS Libfabric", "Libfabric" or "ofi", any case
+ * (SPEC section 9). */
+bool tg_nccl_net_is_ofi(const char *value);
+
+/* ---- updates ----------------------------------------------------------------------------- */
+
+/* True on an UPDATE whose object has the same `spec` as the old object (JSON equality): a change
+ * of metadata only (labels, finalizers, annotations). The pod-template rules report nothing then,
+ * so that an object admitted before the webhook (or its policy) changed can still be labelled,
+ * annotated, or have its finalizers removed (a deletion that a deny would block forever). */
+bool tg_workload_spec_unchanged(const struct tg_workload *wl);
+
+#endif
