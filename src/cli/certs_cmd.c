@@ -1,12 +1,769 @@
-/* certs_cmd.c -- placeholder until the `certs` command lands (replaced by its owner). */
+/* certs_cmd.c -- `trainguard certs`: a CA and a webhook serving certificate made with OpenSSL 3. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "tg/certs.h"
 #include "tg/cli.h"
+
+/* X.509 upper bound for a commonName (RFC 5280 ub-common-name); OpenSSL refuses longer ones. */
+#define CN_MAX 64
+/* RFC 5280 4.1.2.2: serials are positive and at most 20 octets; 16 random octets = 128 bits. */
+#define SERIAL_BYTES 16
+
+struct pem {
+    char *data;
+    size_t len;
+};
+
+static const char *const file_names[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
+#define NFILES (sizeof(file_names) / sizeof(file_names[0]))
+
+void tg_certs_opts_init(struct tg_certs_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->key_type = TG_KEY_ECDSA;
+    o->days = TG_CERTS_DEFAULT_DAYS;
+}
+
+/* ---- input checks ------------------------------------------------------------------------ */
+
+static bool is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* DNS-1123 label: lowercase alphanumerics and '-', 1..63, alphanumeric at both ends. */
+static bool is_dns1123_label(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_lower_alnum(s[i]) && s[i] != '-')
+            return false;
+    }
+    return true;
+}
+
+/* DNS-1035 label (Service names): a DNS-1123 label that starts with a letter. */
+static bool is_dns1035_label(const char *s)
+{
+    return is_dns1123_label(s) && s[0] >= 'a' && s[0] <= 'z';
+}
+
+static bool is_host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* A host name for a dNSName SAN: labels of [A-Za-z0-9-], 1..63 each, not starting or ending with
+ * '-', at most 253 characters; the first label may be "*" (a wildcard). */
+static bool is_dns_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253)
+        return false;
+    if (s[0] == '*') {
+        if (s[1] != '.' || s[2] == '\0')
+            return false;
+        s += 2;
+    }
+    while (*s) {
+        size_t len = 0;
+        while (s[len] && s[len] != '.') {
+            if (!is_host_char(s[len]))
+                return false;
+            len++;
+        }
+        if (len == 0 || len > 63 || s[0] == '-' || s[len - 1] == '-')
+            return false;
+        s += len;
+        if (*s == '.') {
+            s++;
+            if (*s == '\0')
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Parses an IPv4 or IPv6 address into buf (4 or 16 bytes); returns the length or 0. */
+static int parse_ip(const char *s, unsigned char buf[16])
+{
+    if (inet_pton(AF_INET, s, buf) == 1)
+        return 4;
+    if (inet_pton(AF_INET6, s, buf) == 1)
+        return 16;
+    return 0;
+}
+
+int tg_certs_validate(const struct tg_certs_opts *o, char *err, size_t errlen)
+{
+    unsigned char ip[16];
+
+    if (!o->out_dir || !*o->out_dir) {
+        snprintf(err, errlen, "--out-dir is required (the directory for ca.crt, tls.crt, ...)");
+        return -EINVAL;
+    }
+    if (!o->service || !*o->service) {
+        snprintf(err, errlen, "--service is required (the name of the webhook's Service)");
+        return -EINVAL;
+    }
+    if (!is_dns1035_label(o->service)) {
+        snprintf(err, errlen,
+                 "--service '%s' is not a valid Service name (lowercase letters, digits and '-', "
+                 "starting with a letter, at most 63 characters)",
+                 o->service);
+        return -EINVAL;
+    }
+    if (!o->ns || !*o->ns) {
+        snprintf(err, errlen, "--namespace is required (the namespace of the webhook's Service)");
+        return -EINVAL;
+    }
+    if (!is_dns1123_label(o->ns)) {
+        snprintf(err, errlen,
+                 "--namespace '%s' is not a valid namespace name (lowercase letters, digits and "
+                 "'-', at most 63 characters)",
+                 o->ns);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < o->ndns; i++) {
+        if (!is_dns_name(o->dns[i])) {
+            snprintf(err, errlen, "--dns '%s' is not a valid DNS name", o->dns[i]);
+            return -EINVAL;
+        }
+    }
+    for (size_t i = 0; i < o->nips; i++) {
+        if (!parse_ip(o->ips[i], ip)) {
+            snprintf(err, errlen, "--ip '%s' is not an IPv4 or IPv6 address", o->ips[i]);
+            return -EINVAL;
+        }
+    }
+    if (o->key_type != TG_KEY_ECDSA && o->key_type != TG_KEY_RSA) {
+        snprintf(err, errlen, "unknown key type %d", (int)o->key_type);
+        return -EINVAL;
+    }
+    if (o->days < 1 || o->days > TG_CERTS_MAX_DAYS) {
+        snprintf(err, errlen, "--days %ld is out of range: give 1 to %d", o->days,
+                 TG_CERTS_MAX_DAYS);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* ---- OpenSSL helpers --------------------------------------------------------------------- */
+
+/* Appends the first queued OpenSSL error (and clears the queue) to a message. */
+static int ssl_fail(char *err, size_t errlen, const char *what)
+{
+    char buf[256];
+    unsigned long e = ERR_get_error();
+
+    if (e)
+        ERR_error_string_n(e, buf, sizeof(buf));
+    else
+        snprintf(buf, sizeof(buf), "no detail");
+    ERR_clear_error();
+    snprintf(err, errlen, "%s: %s", what, buf);
+    return -EIO;
+}
+
+static EVP_PKEY *make_key(enum tg_key_type type)
+{
+    if (type == TG_KEY_RSA)
+        return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+}
+
+/* A random positive 128-bit serial (CA/Browser Forum asks for at least 64 random bits). */
+static int set_random_serial(X509 *x)
+{
+    unsigned char raw[SERIAL_BYTES];
+    BIGNUM *bn = NULL;
+    int ret = -EIO;
+
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        goto out;
+    raw[0] &= 0x7f; /* positive as a DER INTEGER without a leading zero octet */
+    raw[0] |= 0x40; /* and never short: exactly 127 significant bits */
+    bn = BN_bin2bn(raw, sizeof(raw), NULL);
+    if (!bn || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)))
+        goto out;
+    ret = 0;
+out:
+    BN_free(bn);
+    OPENSSL_cleanse(raw, sizeof(raw));
+    return ret;
+}
+
+/* Adds one extension written in OpenSSL's config syntax; issuer may equal x (self-signed). */
+static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+    X509V3_CTX ctx;
+    X509_EXTENSION *ext;
+    int ok;
+
+    X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
+    ext = X509V3_EXT_nconf_nid(NULL, &ctx, nid, value);
+    if (!ext)
+        return -EIO;
+    ok = X509_add_ext(x, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok ? 0 : -EIO;
+}
+
+/* Common fields: v3, random serial, subject CN, backdated notBefore, notAfter after `days`. */
+static X509 *new_cert(EVP_PKEY *key, const char *cn, long days)
+{
+    X509 *x = X509_new();
+    X509_NAME *name;
+
+    if (!x || !X509_set_version(x, X509_VERSION_3) || set_random_serial(x) < 0)
+        goto fail;
+    name = X509_get_subject_name(x);
+    if (!X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)"trainguard",
+                                    -1, -1, 0) ||
+        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
+                                    0))
+        goto fail;
+    if (!X509_gmtime_adj(X509_getm_notBefore(x), -TG_CERTS_BACKDATE_SECONDS) ||
+        !X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0, NULL) || !X509_set_pubkey(x, key))
+        goto fail;
+    return x;
+fail:
+    X509_free(x);
+    return NULL;
+}
+
+static X509 *make_ca(EVP_PKEY *key, char *err, size_t errlen)
+{
+    X509 *x = new_cert(key, "trainguard webhook CA", TG_CERTS_CA_DAYS);
+
+    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(x)))
+        goto fail;
+    if (add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
+        add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
+        add_ext(x, x, NID_subject_key_identifier, "hash") < 0 ||
+        add_ext(x, x, NID_authority_key_identifier, "keyid:always") < 0)
+        goto fail;
+    if (!X509_sign(x, key, EVP_sha256()))
+        goto fail;
+    return x;
+fail:
+    ssl_fail(err, errlen, "making the CA certificate");
+    X509_free(x);
+    return NULL;
+}
+
+static int push_dns(GENERAL_NAMES *gens, const char *name)
+{
+    GENERAL_NAME *gen;
+
+    /* skip a name already present (a --dns that repeats a service name) */
+    for (int i = 0; i < sk_GENERAL_NAME_num(gens); i++) {
+        GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+        if (g->type == GEN_DNS &&
+            !strcasecmp((const char *)ASN1_STRING_get0_data(g->d.dNSName), name))
+            return 0;
+    }
+    gen = GENERAL_NAME_new();
+    if (!gen)
+        return -ENOMEM;
+    gen->type = GEN_DNS;
+    gen->d.dNSName = ASN1_IA5STRING_new();
+    if (!gen->d.dNSName || !ASN1_STRING_set(gen->d.dNSName, name, (int)strlen(name)) ||
+        !sk_GENERAL_NAME_push(gens, gen)) {
+        GENERAL_NAME_free(gen);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static int push_ip(GENERAL_NAMES *gens, const char *text)
+{
+    unsigned char buf[16];
+    int len = parse_ip(text, buf);
+    GENERAL_NAME *gen;
+
+    if (!len)
+        return -EINVAL;
+    gen = GENERAL_NAME_new();
+    if (!gen)
+        return -ENOMEM;
+    gen->type = GEN_IPADD;
+    gen->d.iPAddress = ASN1_OCTET_STRING_new();
+    if (!gen->d.iPAddress || !ASN1_OCTET_STRING_set(gen->d.iPAddress, buf, len) ||
+        !sk_GENERAL_NAME_push(gens, gen)) {
+        GENERAL_NAME_free(gen);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* subjectAltName: the four service names the API server may dial, then --dns, then --ip. */
+static int add_sans(X509 *x, const struct tg_certs_opts *o)
+{
+    GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
+    char name[300];
+    static const char *const suffix[] = {"", ".svc", ".svc.cluster.local"};
+    int ret = -ENOMEM;
+
+    if (!gens)
+        return -ENOMEM;
+    if ((ret = push_dns(gens, o->service)) < 0)
+        goto out;
+    for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        snprintf(name, sizeof(name), "%s.%s%s", o->service, o->ns, suffix[i]);
+        if ((ret = push_dns(gens, name)) < 0)
+            goto out;
+    }
+    for (size_t i = 0; i < o->ndns; i++) {
+        if ((ret = push_dns(gens, o->dns[i])) < 0)
+            goto out;
+    }
+    for (size_t i = 0; i < o->nips; i++) {
+        if ((ret = push_ip(gens, o->ips[i])) < 0)
+            goto out;
+    }
+    ret = X509_add1_ext_i2d(x, NID_subject_alt_name, gens, 0, X509V3_ADD_DEFAULT) == 1 ? 0 : -EIO;
+out:
+    GENERAL_NAMES_free(gens);
+    return ret;
+}
+
+static X509 *make_leaf(EVP_PKEY *key, X509 *ca, EVP_PKEY *ca_key, const struct tg_certs_opts *o,
+                       char *err, size_t errlen)
+{
+    char cn[CN_MAX + 1];
+    X509 *x;
+    const char *ku = o->key_type == TG_KEY_RSA ? "critical,digitalSignature,keyEncipherment"
+                                               : "critical,digitalSignature";
+
+    /* CN = NAME.NS.svc, the name the API server checks; it is informational only (clients match
+     * SANs), so a name over the 64-character CN limit falls back to the Service name. */
+    if (snprintf(cn, sizeof(cn), "%s.%s.svc", o->service, o->ns) >= (int)sizeof(cn))
+        snprintf(cn, sizeof(cn), "%s", o->service);
+    x = new_cert(key, cn, o->days);
+    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(ca)))
+        goto fail;
+    if (add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+        add_ext(x, ca, NID_key_usage, ku) < 0 ||
+        add_ext(x, ca, NID_ext_key_usage, "serverAuth") < 0 ||
+        add_ext(x, ca, NID_subject_key_identifier, "hash") < 0 ||
+        add_ext(x, ca, NID_authority_key_identifier, "keyid:always") < 0 || add_sans(x, o) < 0)
+        goto fail;
+    if (!X509_sign(x, ca_key, EVP_sha256()))
+        goto fail;
+    return x;
+fail:
+    ssl_fail(err, errlen, "making the serving certificate");
+    X509_free(x);
+    return NULL;
+}
+
+/* Copies what a memory BIO holds into p (a new buffer). */
+static int bio_take(BIO *b, struct pem *p)
+{
+    char *data;
+    long n = BIO_get_mem_data(b, &data);
+
+    if (n <= 0)
+        return -EIO;
+    p->data = malloc((size_t)n);
+    if (!p->data)
+        return -ENOMEM;
+    memcpy(p->data, data, (size_t)n);
+    p->len = (size_t)n;
+    return 0;
+}
+
+static int pem_cert(X509 *x, struct pem *p)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    int ret = -ENOMEM;
+
+    if (b)
+        ret = PEM_write_bio_X509(b, x) ? bio_take(b, p) : -EIO;
+    BIO_free(b);
+    return ret;
+}
+
+/* Unencrypted PKCS#8 ("BEGIN PRIVATE KEY"), which OpenSSL, GnuTLS and Go all read. */
+static int pem_key(EVP_PKEY *k, struct pem *p)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    int ret = -ENOMEM;
+
+    if (b)
+        ret = PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) ? bio_take(b, p) : -EIO;
+    BIO_free(b);
+    return ret;
+}
+
+static void pem_release(struct pem *p, bool secret)
+{
+    if (p->data && secret)
+        OPENSSL_cleanse(p->data, p->len);
+    free(p->data);
+    p->data = NULL;
+    p->len = 0;
+}
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+/* mkdir -p; parents get 0755, the last directory 0700 (it holds private keys). */
+static int make_dirs(const char *dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    size_t n;
+
+    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "--out-dir: path too long");
+        return -ENAMETOOLONG;
+    }
+    n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, i == n ? 0700 : 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(err, errlen, "cannot create directory %s: %s", path, strerror(e));
+            return -e;
+        }
+        if (i < n)
+            path[i] = '/';
+    }
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a directory", path);
+        return -ENOTDIR;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        data += w;
+        len -= (size_t)w;
+    }
+    return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* Writes one file. Without force it is created with O_EXCL, so an existing file is never touched.
+ * With force a temporary file is made next to it (mkstemp: O_EXCL, mode 0600 from the start) and
+ * renamed over the old one, so a reader sees either the old or the new file, never half of one. */
+static int write_file(const char *dir, const char *name, const struct pem *p, bool secret,
+                      bool force, char *err, size_t errlen)
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    int fd, ret;
+
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= (int)sizeof(tmp)) {
+        snprintf(err, errlen, "--out-dir: path too long");
+        return -ENAMETOOLONG;
+    }
+    if (force)
+        fd = mkstemp(tmp);
+    else
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                  secret ? 0600 : 0644);
+    if (fd < 0) {
+        ret = -errno;
+        if (ret == -EEXIST)
+            snprintf(err, errlen, "%s already exists: use --force to replace it", path);
+        else
+            snprintf(err, errlen, "cannot create %s: %s", force ? tmp : path, strerror(-ret));
+        return ret;
+    }
+    ret = 0;
+    if (force && !secret && fchmod(fd, 0644) < 0)
+        ret = -errno;
+    if (!ret)
+        ret = write_all(fd, p->data, p->len);
+    if (close(fd) < 0 && !ret)
+        ret = -errno;
+    if (!ret && force && rename(tmp, path) < 0)
+        ret = -errno;
+    if (ret) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+        unlink(force ? tmp : path);
+    }
+    return ret;
+}
+
+/* Without force, refuses before writing anything when any of the four files exists. */
+static int check_free(const char *dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    for (size_t i = 0; i < NFILES; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, file_names[i]);
+        if (lstat(path, &st) == 0) {
+            snprintf(err, errlen, "%s already exists: use --force to replace it", path);
+            return -EEXIST;
+        }
+    }
+    return 0;
+}
+
+static char *base64_of(const struct pem *p)
+{
+    size_t cap = 4 * ((p->len + 2) / 3) + 1;
+    char *out = malloc(cap);
+
+    if (out && EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p->data,
+                               (int)p->len) < 0) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+/* ---- the whole job ----------------------------------------------------------------------- */
+
+int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err, size_t errlen)
+{
+    EVP_PKEY *ca_key = NULL, *key = NULL;
+    X509 *ca = NULL, *leaf = NULL;
+    struct pem pems[NFILES] = {{0}}; /* in file_names[] order */
+    int ret;
+
+    if (ca_bundle)
+        *ca_bundle = NULL;
+    if ((ret = tg_certs_validate(o, err, errlen)) < 0)
+        return ret;
+    if ((ret = make_dirs(o->out_dir, err, errlen)) < 0)
+        return ret;
+    if (!o->force && (ret = check_free(o->out_dir, err, errlen)) < 0)
+        return ret;
+
+    ca_key = make_key(o->key_type);
+    key = make_key(o->key_type);
+    if (!ca_key || !key) {
+        ret = ssl_fail(err, errlen, "generating a key");
+        goto out;
+    }
+    ca = make_ca(ca_key, err, errlen);
+    leaf = ca ? make_leaf(key, ca, ca_key, o, err, errlen) : NULL;
+    if (!leaf) {
+        ret = -EIO;
+        goto out;
+    }
+    if ((ret = pem_cert(ca, &pems[0])) < 0 || (ret = pem_key(ca_key, &pems[1])) < 0 ||
+        (ret = pem_cert(leaf, &pems[2])) < 0 || (ret = pem_key(key, &pems[3])) < 0) {
+        snprintf(err, errlen, "encoding PEM: %s", strerror(-ret));
+        goto out;
+    }
+    for (size_t i = 0; i < NFILES; i++) {
+        bool secret = i == 1 || i == 3;
+        if ((ret = write_file(o->out_dir, file_names[i], &pems[i], secret, o->force, err,
+                              errlen)) < 0)
+            goto out;
+    }
+    if (ca_bundle && !(*ca_bundle = base64_of(&pems[0]))) {
+        snprintf(err, errlen, "out of memory");
+        ret = -ENOMEM;
+    }
+out:
+    for (size_t i = 0; i < NFILES; i++)
+        pem_release(&pems[i], i == 1 || i == 3);
+    X509_free(leaf);
+    X509_free(ca);
+    EVP_PKEY_free(key);
+    EVP_PKEY_free(ca_key);
+    return ret;
+}
+
+/* ---- command line ------------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: trainguard certs --out-dir DIR --service NAME --namespace NS [--dns NAME]...\n"
+            "                        [--ip IP]... [--key-type ecdsa|rsa] [--days N] [--force]\n"
+            "\n"
+            "Makes a CA and a webhook serving certificate signed by it, and writes ca.crt, ca.key,\n"
+            "tls.crt and tls.key into DIR (keys mode 0600). Prints the base64 of ca.crt (the\n"
+            "webhook's clientConfig.caBundle) on stdout.\n"
+            "\n"
+            "  --out-dir DIR     where the files go; created when missing\n"
+            "  --service NAME    the webhook's Service; the certificate names NAME, NAME.NS,\n"
+            "                    NAME.NS.svc and NAME.NS.svc.cluster.local\n"
+            "  --namespace NS    the Service's namespace\n"
+            "  --dns NAME        an extra DNS name (repeatable), e.g. localhost\n"
+            "  --ip IP           an extra IPv4 or IPv6 address (repeatable), e.g. 127.0.0.1\n"
+            "  --key-type TYPE   ecdsa (P-256, default) or rsa (2048 bits)\n"
+            "  --days N          serving certificate lifetime, 1..%d (default %d); the CA lives\n"
+            "                    %d days; both start 1 hour in the past (clock skew)\n"
+            "  --force           replace existing files (default: refuse and name the file)\n"
+            "\n"
+            "Exit status: 0 written, 1 could not write (existing files, I/O), 2 bad usage.\n",
+            TG_CERTS_MAX_DAYS, TG_CERTS_DEFAULT_DAYS, TG_CERTS_CA_DAYS);
+}
+
+/* Matches argv[*i] against --name VALUE or --name=VALUE. 1 with *val set (and *i moved past a
+ * separate value), 0 when it is another flag, -EINVAL when the value is missing. */
+static int take_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -EINVAL;
+    *val = argv[++*i];
+    return 1;
+}
+
+static int parse_days(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0')
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* Fills o from argv; 1 = --help asked, 0 = ok, -EINVAL with a message in err. */
+static int parse_args(int argc, char **argv, struct tg_certs_opts *o, char *err, size_t errlen)
+{
+    static const char *const flags[] = {"--out-dir", "--service", "--namespace", "--dns",
+                                        "--ip",      "--key-type", "--days"};
+    const char *val = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = 0;
+        size_t f;
+
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return 1;
+        if (!strcmp(a, "--force")) {
+            o->force = true;
+            continue;
+        }
+        for (f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+            if ((r = take_value(argc, argv, &i, flags[f], &val)) != 0)
+                break;
+        }
+        if (r < 0) {
+            snprintf(err, errlen, "%s needs a value", flags[f]);
+            return -EINVAL;
+        }
+        if (r == 0) {
+            snprintf(err, errlen, "%s '%s'", a[0] == '-' ? "unknown option" : "unexpected argument",
+                     a);
+            return -EINVAL;
+        }
+        switch (f) {
+        case 0: o->out_dir = val; break;
+        case 1: o->service = val; break;
+        case 2: o->ns = val; break;
+        case 3: o->dns[o->ndns++] = val; break;
+        case 4: o->ips[o->nips++] = val; break;
+        case 5:
+            if (!strcmp(val, "ecdsa")) {
+                o->key_type = TG_KEY_ECDSA;
+            } else if (!strcmp(val, "rsa")) {
+                o->key_type = TG_KEY_RSA;
+            } else {
+                snprintf(err, errlen, "--key-type '%s': give ecdsa or rsa", val);
+                return -EINVAL;
+            }
+            break;
+        default:
+            if (parse_days(val, &o->days) < 0) {
+                snprintf(err, errlen, "--days '%s' is not a whole number of days (1 to %d)", val,
+                         TG_CERTS_MAX_DAYS);
+                return -EINVAL;
+            }
+            break;
+        }
+    }
+    return tg_certs_validate(o, err, errlen);
+}
 
 int tg_cmd_certs(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "trainguard certs: not built yet\n");
-    return 2;
+    struct tg_certs_opts o;
+    char err[512] = "";
+    char *bundle = NULL;
+    int ret, code = 2;
+
+    tg_certs_opts_init(&o);
+    /* every argument could be a --dns or an --ip: size the lists for the worst case */
+    o.dns = calloc((size_t)argc + 1, sizeof(*o.dns));
+    o.ips = calloc((size_t)argc + 1, sizeof(*o.ips));
+    if (!o.dns || !o.ips) {
+        fprintf(stderr, "trainguard certs: out of memory\n");
+        code = 1;
+        goto out;
+    }
+    ret = parse_args(argc, argv, &o, err, sizeof(err));
+    if (ret == 1) {
+        usage(stdout);
+        code = 0;
+        goto out;
+    }
+    if (ret < 0) {
+        fprintf(stderr, "trainguard certs: %s\nRun 'trainguard certs --help' for usage.\n", err);
+        goto out;
+    }
+    ret = tg_certs_generate(&o, &bundle, err, sizeof(err));
+    if (ret < 0) {
+        fprintf(stderr, "trainguard certs: %s\n", err);
+        code = ret == -EINVAL ? 2 : 1;
+        goto out;
+    }
+    printf("%s\n", bundle);
+    fprintf(stderr,
+            "trainguard certs: wrote %s/{ca.crt,ca.key,tls.crt,tls.key} (%s; serving certificate "
+            "for %s.%s.svc valid %ld days, CA %d days); caBundle on stdout\n",
+            o.out_dir, o.key_type == TG_KEY_RSA ? "RSA 2048" : "ECDSA P-256", o.service, o.ns,
+            o.days, TG_CERTS_CA_DAYS);
+    code = 0;
+out:
+    free(bundle);
+    free(o.dns);
+    free(o.ips);
+    return code;
 }
