@@ -1,0 +1,374 @@
+/* pod.c -- pod-template facts shared by the EFA and zone rules and the env mutator. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tg/pod.h"
+#include "tg/quantity.h"
+#include "tg/rules.h"
+
+/* kubernetes/api: core/v1/well_known_labels.go (LabelInstanceTypeStable, LabelInstanceType). */
+const char *const tg_instance_type_labels[] = {"node.kubernetes.io/instance-type",
+                                               "beta.kubernetes.io/instance-type"};
+const size_t tg_instance_type_label_count = 2;
+
+/* ---- resources ----------------------------------------------------------------------------- */
+
+void tg_container_res(json_t *container, const char *name, struct tg_res *out)
+{
+    json_t *res = json_object_get(container, "resources");
+    json_t *limits = json_object_get(res, "limits");
+    json_t *requests = json_object_get(res, "requests");
+    out->limit = json_is_object(limits) ? json_object_get(limits, name) : NULL;
+    out->request = json_is_object(requests) ? json_object_get(requests, name) : NULL;
+}
+
+/* 0 and *out when v is a non-negative integer quantity; -1 otherwise. */
+static int count_of(const json_t *v, long long *out)
+{
+    struct tg_quantity q;
+    if (!v || tg_quantity_from_json(v, &q) < 0)
+        return -1;
+    if (!tg_quantity_is_integer(&q) || tg_quantity_is_negative(&q))
+        return -1;
+    return tg_quantity_to_int(&q, out) < 0 ? -1 : 0;
+}
+
+int tg_container_count(json_t *container, const char *name, long long *count)
+{
+    struct tg_res r;
+    tg_container_res(container, name, &r);
+    json_t *v = r.limit ? r.limit : r.request;
+    if (!v)
+        return 0;
+    return count_of(v, count) < 0 ? -1 : 1;
+}
+
+bool tg_container_requests_efa(json_t *container)
+{
+    long long n = 0;
+    int rc = tg_container_count(container, TG_RES_EFA, &n);
+    return rc < 0 || (rc == 1 && n > 0);
+}
+
+bool tg_template_requests_efa(const struct tg_template *t)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        if (tg_container_requests_efa(t->containers[i].c))
+            return true;
+    }
+    return false;
+}
+
+int tg_template_count(const struct tg_template *t, const char *name, long long *count)
+{
+    long long sum = 0, init_max = 0, n;
+    bool seen = false, bad = false;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        int rc = tg_container_count(t->containers[i].c, name, &n);
+        if (rc == 0)
+            continue;
+        seen = true;
+        if (rc < 0) {
+            bad = true;
+            continue;
+        }
+        if (t->containers[i].init)
+            init_max = n > init_max ? n : init_max;
+        else if (n <= (long long)1 << 40 && sum <= (long long)1 << 40)
+            sum += n;
+    }
+    if (!seen)
+        return 0;
+    if (bad)
+        return -1;
+    *count = sum > init_max ? sum : init_max;
+    return 1;
+}
+
+/* ---- label pins ---------------------------------------------------------------------------- */
+
+void tg_label_pin_init(struct tg_label_pin *p)
+{
+    memset(p, 0, sizeof(*p));
+}
+
+void tg_label_pin_release(struct tg_label_pin *p)
+{
+    free(p->values);
+    tg_label_pin_init(p);
+}
+
+bool tg_label_pin_has(const struct tg_label_pin *p, const char *value)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (!strcmp(p->values[i], value))
+            return true;
+    }
+    return false;
+}
+
+static int pin_add(struct tg_label_pin *p, const char *v)
+{
+    if (tg_label_pin_has(p, v))
+        return 0;
+    const char **grown = realloc(p->values, (p->n + 1) * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    p->values = grown;
+    p->values[p->n++] = v;
+    return 0;
+}
+
+static bool key_in(const char *key, const char *const *keys, size_t nkeys)
+{
+    for (size_t i = 0; i < nkeys; i++) {
+        if (!strcmp(keys[i], key))
+            return true;
+    }
+    return false;
+}
+
+static bool str_in_array(json_t *arr, const char *v)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (json_is_string(e) && !strcmp(json_string_value(e), v))
+            return true;
+    }
+    return false;
+}
+
+/* p := p restricted to the strings of arr (an open p becomes finite). */
+static int pin_in(struct tg_label_pin *p, json_t *arr)
+{
+    size_t i, k = 0;
+    json_t *e;
+    if (p->finite) {
+        for (i = 0; i < p->n; i++) {
+            if (str_in_array(arr, p->values[i]))
+                p->values[k++] = p->values[i];
+        }
+        p->n = k;
+        return 0;
+    }
+    p->finite = true;
+    json_array_foreach(arr, i, e)
+    {
+        if (json_is_string(e) && pin_add(p, json_string_value(e)) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* p := p without the strings of arr (an open p stays open). */
+static void pin_not_in(struct tg_label_pin *p, json_t *arr)
+{
+    size_t k = 0;
+    if (!p->finite)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!str_in_array(arr, p->values[i]))
+            p->values[k++] = p->values[i];
+    }
+    p->n = k;
+}
+
+/* dst := dst intersect src (both may be open). */
+static int pin_and(struct tg_label_pin *dst, const struct tg_label_pin *src)
+{
+    dst->mentioned |= src->mentioned;
+    if (!src->finite)
+        return 0;
+    if (!dst->finite) {
+        dst->finite = true;
+        for (size_t i = 0; i < src->n; i++) {
+            if (pin_add(dst, src->values[i]) < 0)
+                return -ENOMEM;
+        }
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < dst->n; i++) {
+        if (tg_label_pin_has(src, dst->values[i]))
+            dst->values[k++] = dst->values[i];
+    }
+    dst->n = k;
+    return 0;
+}
+
+int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_path np;
+    tg_label_pin_init(out);
+    json_t *ns = tg_get_object(ev, spec, spec_path, "nodeSelector");
+    tg_path_key(&np, spec_path, "nodeSelector");
+    for (size_t i = 0; i < nkeys; i++) {
+        const char *v = tg_get_string(ev, ns, &np, keys[i]);
+        if (!v)
+            continue;
+        out->mentioned = true;
+        if (!out->finite) {
+            out->finite = true;
+            if (pin_add(out, v) < 0)
+                return -ENOMEM;
+        } else if (!tg_label_pin_has(out, v)) {
+            out->n = 0;   /* two alias keys with different values: no node has both */
+        }
+    }
+    return 0;
+}
+
+/* The values one nodeSelectorTerm allows (open when it has no In on the keys). */
+static int term_pin(struct tg_eval *ev, json_t *term, const struct tg_path *tp,
+                    const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_path ep, xp;
+    size_t i;
+    json_t *e;
+    json_t *exprs = tg_get_array(ev, term, tp, "matchExpressions");
+    json_t *fields = tg_get_array(ev, term, tp, "matchFields");
+    tg_label_pin_init(out);
+    if (json_array_size(exprs) == 0 && json_array_size(fields) == 0) {
+        /* "A null or empty node selector term matches no objects" (core/v1 types.go). */
+        out->finite = true;
+        return 0;
+    }
+    tg_path_key(&ep, tp, "matchExpressions");
+    json_array_foreach(exprs, i, e)
+    {
+        tg_path_index(&xp, &ep, i);
+        if (!json_is_object(e))
+            continue;
+        const char *key = tg_get_string(ev, e, &xp, "key");
+        if (!key || !key_in(key, keys, nkeys))
+            continue;
+        out->mentioned = true;
+        const char *op = tg_get_string(ev, e, &xp, "operator");
+        json_t *vals = tg_get_array(ev, e, &xp, "values");
+        if (op && !strcmp(op, "In")) {
+            if (pin_in(out, vals) < 0)
+                return -ENOMEM;
+        } else if (op && !strcmp(op, "NotIn")) {
+            pin_not_in(out, vals);
+        }
+    }
+    return 0;
+}
+
+int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_path p, tp;
+    struct tg_label_pin term;
+    size_t i;
+    json_t *t;
+    int rc = 0;
+    tg_label_pin_init(out);
+    tg_label_pin_init(&term);
+    json_t *aff = tg_get_object(ev, spec, spec_path, "affinity");
+    tg_path_key(&p, spec_path, "affinity");
+    json_t *na = tg_get_object(ev, aff, &p, "nodeAffinity");
+    tg_path_key(&p, &p, "nodeAffinity");
+    json_t *req = tg_get_object(ev, na, &p, "requiredDuringSchedulingIgnoredDuringExecution");
+    tg_path_key(&p, &p, "requiredDuringSchedulingIgnoredDuringExecution");
+    json_t *terms = tg_get_array(ev, req, &p, "nodeSelectorTerms");
+    tg_path_key(&p, &p, "nodeSelectorTerms");
+    bool open = json_array_size(terms) == 0;
+    json_array_foreach(terms, i, t)
+    {
+        tg_path_index(&tp, &p, i);
+        if (!json_is_object(t)) {
+            if (ev && !json_is_null(t))
+                tg_report(ev, "object.invalid-field", tp.field, "must be a node selector term");
+            continue;
+        }
+        if ((rc = term_pin(ev, t, &tp, keys, nkeys, &term)) < 0)
+            goto out;
+        out->mentioned |= term.mentioned;
+        if (!term.finite)
+            open = true;
+        for (size_t k = 0; k < term.n && rc == 0; k++)
+            rc = pin_add(out, term.values[k]);
+        tg_label_pin_release(&term);
+        if (rc < 0)
+            goto out;
+    }
+    out->finite = !open;
+    if (open)
+        out->n = 0;
+out:
+    tg_label_pin_release(&term);
+    return rc;
+}
+
+int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                 const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_label_pin aff;
+    int rc = tg_pin_node_selector(ev, spec, spec_path, keys, nkeys, out);
+    if (rc < 0)
+        return rc;
+    if ((rc = tg_pin_node_affinity(ev, spec, spec_path, keys, nkeys, &aff)) == 0)
+        rc = pin_and(out, &aff);
+    tg_label_pin_release(&aff);
+    if (rc < 0)
+        tg_label_pin_release(out);
+    return rc;
+}
+
+int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
+                               struct tg_label_pin *out)
+{
+    return tg_pin_label(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                        tg_instance_type_label_count, out);
+}
+
+/* ---- env ----------------------------------------------------------------------------------- */
+
+bool tg_fi_provider_selects_efa(const char *value)
+{
+    if (!value || value[0] == '^')
+        return false;
+    /* "efa", "efa,shm", "efa;ofi_rxr": any listed core provider named efa. */
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ",; ");
+        if (n == 3 && !strncasecmp(p, "efa", 3))
+            return true;
+        p += n;
+        p += strcspn(p, ",");
+    }
+    return false;
+}
+
+bool tg_nccl_net_is_ofi(const char *value)
+{
+    static const char *const ofi[] = {"AWS Libfabric", "Libfabric", "ofi"};
+    if (!value)
+        return false;
+    for (size_t i = 0; i < sizeof(ofi) / sizeof(ofi[0]); i++) {
+        if (!strcasecmp(value, ofi[i]))
+            return true;
+    }
+    return false;
+}
+
+/* ---- updates ------------------------------------------------------------------------------- */
+
+bool tg_workload_spec_unchanged(const struct tg_workload *wl)
+{
+    if (!wl->old_obj)
+        return false;
+    json_t *a = json_object_get(wl->obj, "spec");
+    json_t *b = json_object_get(wl->old_obj, "spec");
+    if (!a || !b)
+        return !a && !b;
+    return json_equal(a, b);
+}
