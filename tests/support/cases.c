@@ -1,0 +1,307 @@
+/* cases.c -- runs the YAML case files of tests/fixtures/<family>/cases.yaml through the real
+ * review decoder and pipeline, and checks findings, verdicts and patches. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/cases.h"
+#include "tg/pipeline.h"
+#include "tg/yaml_json.h"
+
+#define MAX_CASES 4096
+
+struct case_ref {
+    const char *file;
+    size_t index;
+};
+static struct case_ref refs[MAX_CASES];
+static size_t nrefs;
+
+json_t *tg_test_load(const char *file)
+{
+    char err[256];
+    size_t len;
+    char *text = tg_read_file(file, 16u << 20, &len, err, sizeof(err));
+    if (!text)
+        ck_abort_msg("%s: %s", file, err);
+    json_t *v = tg_yaml_parse_one(text, len, err, sizeof(err));
+    free(text);
+    if (!v)
+        ck_abort_msg("%s: %s", file, err);
+    return v;
+}
+
+/* Document `doc` of a multi-document file. */
+static json_t *load_doc(const char *file, size_t doc)
+{
+    char err[256];
+    size_t len, seen = 0;
+    struct tg_yaml_docs docs;
+    json_t *out = NULL;
+    char *text = tg_read_file(file, 16u << 20, &len, err, sizeof(err));
+    if (!text)
+        ck_abort_msg("%s: %s", file, err);
+    ck_assert_int_eq(tg_yaml_parse_stream(text, len, &docs), 0);
+    free(text);
+    for (size_t i = 0; i < docs.n; i++) {
+        if (!docs.v[i].value)
+            continue;
+        if (seen++ == doc) {
+            out = json_incref(docs.v[i].value);
+            break;
+        }
+    }
+    tg_yaml_docs_release(&docs);
+    if (!out)
+        ck_abort_msg("%s: no document %zu", file, doc);
+    return out;
+}
+
+int tg_json_subset(const json_t *want, const json_t *got, char *where, size_t wherelen)
+{
+    if (json_is_object(want)) {
+        const char *k;
+        json_t *v;
+        if (!json_is_object(got))
+            goto diff;
+        json_object_foreach((json_t *)want, k, v)
+        {
+            size_t n = strlen(where);
+            snprintf(where + n, wherelen - n, "/%s", k);
+            if (tg_json_subset(v, json_object_get(got, k), where, wherelen))
+                return 1;
+            where[n] = '\0';
+        }
+        return 0;
+    }
+    if (json_is_array(want)) {
+        size_t i;
+        json_t *v;
+        if (!json_is_array(got) || json_array_size(got) != json_array_size(want))
+            goto diff;
+        json_array_foreach((json_t *)want, i, v)
+        {
+            size_t n = strlen(where);
+            snprintf(where + n, wherelen - n, "/%zu", i);
+            if (tg_json_subset(v, json_array_get(got, i), where, wherelen))
+                return 1;
+            where[n] = '\0';
+        }
+        return 0;
+    }
+    if (got && json_equal((json_t *)want, (json_t *)got))
+        return 0;
+diff:
+    return 1;
+}
+
+static bool rule_compared(json_t *prefixes, const char *rule)
+{
+    size_t i;
+    json_t *p;
+    if (!json_array_size(prefixes))
+        return true;
+    json_array_foreach(prefixes, i, p)
+    {
+        const char *s = json_string_value(p);
+        if (s && !strncmp(rule, s, strlen(s)))
+            return true;
+    }
+    return false;
+}
+
+static void describe(const struct tg_result *res, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < res->findings.n && at + 1 < len; i++) {
+        int n = snprintf(buf + at, len - at, "\n    [%s] %s: %s", res->findings.v[i].rule,
+                         res->findings.v[i].field, res->findings.v[i].message);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
+
+static void check_findings(const char *name, json_t *prefixes, json_t *want,
+                           const struct tg_result *res)
+{
+    char got[8192];
+    bool used[256] = {false};
+    size_t i, compared = 0;
+    json_t *w;
+    describe(res, got, sizeof(got));
+    ck_assert_msg(res->findings.n < 256, "%s: too many findings", name);
+    json_array_foreach(want, i, w)
+    {
+        const char *rule = json_string_value(json_object_get(w, "rule"));
+        const char *field = json_string_value(json_object_get(w, "field"));
+        bool found = false;
+        ck_assert_msg(rule != NULL, "%s: expected finding %zu has no rule", name, i);
+        for (size_t k = 0; k < res->findings.n && !found; k++) {
+            const struct tg_finding *f = &res->findings.v[k];
+            if (used[k] || strcmp(f->rule, rule) || (field && strcmp(f->field, field)))
+                continue;
+            used[k] = found = true;
+        }
+        ck_assert_msg(found, "%s: expected [%s] %s, got:%s", name, rule, field ? field : "*",
+                      got[0] ? got : " (none)");
+    }
+    for (size_t k = 0; k < res->findings.n; k++) {
+        if (rule_compared(prefixes, res->findings.v[k].rule)) {
+            compared++;
+            ck_assert_msg(used[k], "%s: unexpected [%s] %s: %s", name, res->findings.v[k].rule,
+                          res->findings.v[k].field, res->findings.v[k].message);
+        }
+    }
+    (void)compared;
+}
+
+/* Builds an AdmissionReview request around the case and decodes it like the server does. */
+static void make_review(json_t *c, json_t *obj, json_t *old, struct tg_review *rv)
+{
+    char err[256];
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *slash = av ? strchr(av, '/') : NULL;
+    json_t *gvk = json_object_get(c, "kind");
+    json_t *k = gvk ? json_deep_copy(gvk)
+                    : json_pack("{s:s%, s:s, s:s}", "group", av ? av : "",
+                                slash ? (size_t)(slash - av) : (size_t)0, "version",
+                                slash ? slash + 1 : (av ? av : "v1"), "kind", kind ? kind : "");
+    const char *op = json_string_value(json_object_get(c, "operation"));
+    const char *ns = json_string_value(json_object_get(c, "namespace"));
+    if (!ns)
+        ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+    json_t *req = json_pack("{s:s, s:o, s:s, s:s, s:{s:s}, s:b, s:O}", "uid", "case-uid", "kind", k,
+                            "operation", op ? op : "CREATE", "namespace", ns ? ns : "default",
+                            "userInfo", "username", "tester", "dryRun", 0, "object", obj);
+    ck_assert_ptr_nonnull(req);
+    if (old)
+        json_object_set(req, "oldObject", old);
+    json_t *root = json_pack("{s:s, s:s, s:o}", "apiVersion", "admission.k8s.io/v1", "kind",
+                             "AdmissionReview", "request", req);
+    ck_assert_ptr_nonnull(root);
+    int rc = tg_review_from_json(root, rv, err, sizeof(err));
+    ck_assert_msg(rc == 0, "review: %s", err);
+}
+
+static struct tg_policy *case_policy(json_t *c)
+{
+    struct tg_policy *p = tg_policy_new_default();
+    const char *mode = json_string_value(json_object_get(c, "mode"));
+    json_t *actions = json_object_get(c, "ruleActions");
+    const char *id;
+    json_t *a;
+    ck_assert_ptr_nonnull(p);
+    if (mode)
+        ck_assert_int_eq(tg_mode_parse(mode, &p->mode), 0);
+    json_object_foreach(actions, id, a)
+    {
+        int idx = tg_rule_index(id);
+        ck_assert_msg(idx >= 0, "unknown rule %s in ruleActions", id);
+        ck_assert_int_eq(tg_action_parse(json_string_value(a), &p->actions[idx]), 0);
+    }
+    return p;
+}
+
+/* Runs the case's object through /mutate once more after applying the patch: must not patch. */
+static void check_patch(const char *name, json_t *c, json_t *expect, struct tg_policy *pol,
+                        const struct tg_pipeline_opts *opts, json_t *obj, struct tg_result *res)
+{
+    char err[256], where[512] = "";
+    json_t *doc = json_deep_copy(obj);
+    json_t *want = json_object_get(expect, "patched");
+    if (json_is_true(json_object_get(expect, "noPatch")))
+        ck_assert_msg(tg_patch_count(&res->patch) == 0, "%s: expected no patch, got %zu ops", name,
+                      tg_patch_count(&res->patch));
+    int rc = tg_patch_apply(&doc, res->patch.ops, err, sizeof(err));
+    ck_assert_msg(rc == 0, "%s: patch does not apply: %s", name, err);
+    if (want)
+        ck_assert_msg(!tg_json_subset(want, doc, where, sizeof(where)),
+                      "%s: patched object differs at %s", name, where);
+    if (tg_patch_count(&res->patch) > 0) {
+        struct tg_review rv2;
+        struct tg_result res2;
+        make_review(c, doc, NULL, &rv2);
+        ck_assert_int_eq(tg_pipeline_run(pol, &rv2, opts, &res2), 0);
+        ck_assert_msg(tg_patch_count(&res2.patch) == 0, "%s: second /mutate patches again (%zu ops)",
+                      name, tg_patch_count(&res2.patch));
+        tg_result_release(&res2);
+        tg_review_release(&rv2);
+    }
+    json_decref(doc);
+}
+
+static void run_one(json_t *root, json_t *c)
+{
+    struct tg_review rv;
+    struct tg_result res;
+    struct tg_pipeline_opts opts = {0};
+    const char *name = json_string_value(json_object_get(c, "name"));
+    json_t *expect = json_object_get(c, "expect");
+    json_t *obj = json_object_get(c, "object");
+    const char *file = json_string_value(json_object_get(c, "objectFile"));
+    if (!name)
+        name = "(unnamed case)";
+    if (file) {
+        json_int_t doc = json_integer_value(json_object_get(c, "objectDoc"));
+        obj = load_doc(file, (size_t)doc);
+    } else {
+        ck_assert_msg(json_is_object(obj), "%s: no object", name);
+        obj = json_incref(obj);
+    }
+    json_t *old = json_object_get(c, "oldObject");
+    opts.mutate = json_is_true(json_object_get(c, "mutate"));
+    opts.offline = json_is_true(json_object_get(c, "offline"));
+    struct tg_policy *pol = case_policy(c);
+    make_review(c, obj, old, &rv);
+    int rc = tg_pipeline_run(pol, &rv, &opts, &res);
+    ck_assert_msg(rc == 0, "%s: pipeline failed: %d", name, rc);
+    json_t *allowed = json_object_get(expect, "allowed");
+    if (allowed)
+        ck_assert_msg(res.allowed == json_is_true(allowed), "%s: allowed is %d, message: %s", name,
+                      res.allowed, res.message ? res.message : "");
+    json_t *findings = json_object_get(expect, "findings");
+    if (findings)
+        check_findings(name, json_object_get(root, "rules"), findings, &res);
+    json_t *warnings = json_object_get(expect, "warnings");
+    if (warnings)
+        ck_assert_msg(json_array_size(res.warnings) == (size_t)json_integer_value(warnings),
+                      "%s: %zu warnings, expected %lld", name, json_array_size(res.warnings),
+                      (long long)json_integer_value(warnings));
+    if (opts.mutate)
+        check_patch(name, c, expect, pol, &opts, obj, &res);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+    json_decref(obj);
+}
+
+START_TEST(run_case)
+{
+    json_t *root = tg_test_load(refs[_i].file);
+    json_t *c = json_array_get(json_object_get(root, "cases"), refs[_i].index);
+    ck_assert_ptr_nonnull(c);
+    run_one(root, c);
+    json_decref(root);
+}
+END_TEST
+
+void tg_cases_add(TCase *tc, const char *file)
+{
+    json_t *root = tg_test_load(file);
+    size_t n = json_array_size(json_object_get(root, "cases"));
+    size_t start = nrefs;
+    json_decref(root);
+    if (n == 0 || nrefs + n > MAX_CASES) {
+        fprintf(stderr, "%s: no cases or too many\n", file);
+        abort();
+    }
+    for (size_t i = 0; i < n; i++) {
+        refs[nrefs].file = file;
+        refs[nrefs].index = i;
+        nrefs++;
+    }
+    tcase_add_loop_test(tc, run_case, (int)start, (int)nrefs);
+}

@@ -1,0 +1,558 @@
+/* test_engine.c -- findings, text, paths, JSON Patch, base64, review decoding, the verdict under
+ * each mode, and the response encoder, driven by test-only rules and mutators. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/admission.h"
+#include "tg/patch.h"
+#include "tg/path.h"
+#include "tg/pipeline.h"
+
+/* ---- findings and text ---------------------------------------------------------------------- */
+
+START_TEST(findings_drop_duplicates_and_sort_by_rule_table_order)
+{
+    struct tg_findings fs;
+    tg_findings_init(&fs);
+    ck_assert_int_eq(tg_findings_add(&fs, "b", 5, TG_ACTION_WARN, "f1", "first %d", 1), 0);
+    ck_assert_int_eq(tg_findings_add(&fs, "a", 2, TG_ACTION_DENY, "f2", "x"), 0);
+    ck_assert_int_eq(tg_findings_add(&fs, "b", 5, TG_ACTION_WARN, "f1", "again"), 0);
+    ck_assert_int_eq(tg_findings_add(&fs, "b", 5, TG_ACTION_WARN, "f0", "second"), 0);
+    ck_assert_uint_eq(fs.n, 3);
+    tg_findings_sort(&fs);
+    ck_assert_str_eq(fs.v[0].rule, "a");
+    ck_assert_str_eq(fs.v[1].field, "f1");
+    ck_assert_str_eq(fs.v[1].message, "first 1");
+    ck_assert_str_eq(fs.v[2].field, "f0");
+    char line[128];
+    tg_finding_format(&fs.v[0], line, sizeof(line));
+    ck_assert_str_eq(line, "[a] f2: x");
+    tg_findings_release(&fs);
+}
+END_TEST
+
+START_TEST(sanitize_replaces_control_characters_and_cuts_at_rune_limit)
+{
+    char out[1200];
+    tg_text_sanitize("a\nb\tc\x7f" "d", out, sizeof(out), 256);
+    ck_assert_str_eq(out, "a b c d");
+    tg_text_sanitize("bad \xff byte \xc3\x28", out, sizeof(out), 256);
+    ck_assert_str_eq(out, "bad ? byte ?(");
+    char longtext[400];
+    memset(longtext, 'x', 300);
+    longtext[300] = '\0';
+    tg_text_sanitize(longtext, out, sizeof(out), 256);
+    ck_assert_uint_eq(strlen(out), 256);
+    ck_assert_str_eq(out + 253, "...");
+    /* 300 two-byte runes: cut at 256 runes, never inside a sequence. */
+    char utf[700] = "";
+    for (int i = 0; i < 300; i++)
+        memcpy(utf + 2 * i, "\xc3\xa9", 3);
+    tg_text_sanitize(utf, out, sizeof(out), 256);
+    ck_assert_uint_eq(strlen(out), 253 * 2 + 3);
+}
+END_TEST
+
+/* ---- paths ------------------------------------------------------------------------------------ */
+
+START_TEST(paths_escape_keys_for_people_and_for_json_pointers)
+{
+    struct tg_path p;
+    tg_path_root(&p);
+    tg_path_key(&p, &p, "spec");
+    tg_path_key(&p, &p, "containers");
+    tg_path_index(&p, &p, 0);
+    tg_path_key(&p, &p, "resources");
+    tg_path_key(&p, &p, "limits");
+    tg_path_key(&p, &p, "vpc.amazonaws.com/efa");
+    ck_assert_str_eq(p.field, "spec.containers[0].resources.limits[vpc.amazonaws.com/efa]");
+    ck_assert_str_eq(p.ptr, "/spec/containers/0/resources/limits/vpc.amazonaws.com~1efa");
+    ck_assert(!p.overflow);
+    char buf[32] = "";
+    ck_assert_int_eq(tg_ptr_append(buf, sizeof(buf), "a~b/c"), 0);
+    ck_assert_str_eq(buf, "/a~0b~1c");
+    char tiny[4] = "";
+    ck_assert_int_eq(tg_ptr_append(tiny, sizeof(tiny), "abcdef"), -ENAMETOOLONG);
+    ck_assert_str_eq(tiny, "");
+    for (int i = 0; i < 100; i++)
+        tg_path_key(&p, &p, "deeper");
+    ck_assert(p.overflow);
+}
+END_TEST
+
+/* ---- base64 and patches ----------------------------------------------------------------------- */
+
+START_TEST(base64_round_trips_and_rejects_bad_input)
+{
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    for (size_t i = 0; i < 7; i++) {
+        char *e = tg_base64_encode((const unsigned char *)in[i], strlen(in[i]));
+        ck_assert_str_eq(e, want[i]);
+        size_t n;
+        unsigned char *d = tg_base64_decode(e, &n);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(n, strlen(in[i]));
+        ck_assert(memcmp(d, in[i], n) == 0);
+        free(d);
+        free(e);
+    }
+    size_t n;
+    ck_assert_ptr_null(tg_base64_decode("Zg=", &n));
+    ck_assert_ptr_null(tg_base64_decode("Z!==", &n));
+    ck_assert_ptr_null(tg_base64_decode("Zg==Zg==", &n));
+}
+END_TEST
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *v = json_loads(text, 0, &e);
+    ck_assert_msg(v != NULL, "bad test JSON: %s", e.text);
+    return v;
+}
+
+START_TEST(append_items_creates_a_missing_array_in_one_add)
+{
+    json_t *doc = parse("{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"env\":[]}]}}");
+    struct tg_patch p;
+    char err[128];
+    ck_assert_int_eq(tg_patch_init(&p), 0);
+    json_t *c0 = json_array_get(json_object_get(json_object_get(doc, "spec"), "containers"), 0);
+    json_t *c1 = json_array_get(json_object_get(json_object_get(doc, "spec"), "containers"), 1);
+    ck_assert_int_eq(tg_patch_append_items(&p, c0, "/spec/containers/0", "env",
+                                           parse("[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\"}]")),
+                     0);
+    ck_assert_uint_eq(tg_patch_count(&p), 1);
+    ck_assert_int_eq(tg_patch_append_items(&p, c1, "/spec/containers/1", "env",
+                                           parse("[{\"name\":\"A\"},{\"name\":\"B\"}]")),
+                     0);
+    ck_assert_uint_eq(tg_patch_count(&p), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(p.ops, 1), "path")),
+                     "/spec/containers/1/env/-");
+    ck_assert_int_eq(tg_patch_append_items(&p, c0, "/x", "name", parse("[1]")), -EINVAL);
+    ck_assert_int_eq(tg_patch_append_items(&p, c0, "/x", "env", parse("[]")), 0);
+    ck_assert_uint_eq(tg_patch_count(&p), 3);
+    ck_assert_int_eq(tg_patch_apply(&doc, p.ops, err, sizeof(err)), 0);
+    json_t *want = parse("{\"spec\":{\"containers\":[{\"name\":\"a\",\"env\":[{\"name\":\"A\","
+                         "\"value\":\"1\"},{\"name\":\"B\"}]},{\"name\":\"b\",\"env\":[{\"name\":"
+                         "\"A\"},{\"name\":\"B\"}]}]}}");
+    ck_assert(json_equal(doc, want));
+    json_decref(want);
+    json_decref(doc);
+    tg_patch_release(&p);
+}
+END_TEST
+
+struct apply_case {
+    const char *doc, *ops, *want; /* want NULL: must fail */
+};
+
+static const struct apply_case apply_cases[] = {
+    {"{\"a\":{}}", "[{\"op\":\"add\",\"path\":\"/a/b\",\"value\":1}]", "{\"a\":{\"b\":1}}"},
+    {"{\"a\":{}}", "[{\"op\":\"add\",\"path\":\"/x/env/-\",\"value\":1}]", NULL},
+    {"{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/-\",\"value\":2}]", "{\"a\":[1,2]}"},
+    {"{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/0\",\"value\":0}]", "{\"a\":[0,1]}"},
+    {"{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/5\",\"value\":0}]", NULL},
+    {"{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/a\",\"value\":2}]", "{\"a\":2}"},
+    {"{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/b\",\"value\":2}]", NULL},
+    {"{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/a\"}]", "{}"},
+    {"{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/a\",\"value\":1}]", "{\"a\":1}"},
+    {"{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/a\",\"value\":2}]", NULL},
+    {"{\"a/b\":{}}", "[{\"op\":\"add\",\"path\":\"/a~1b/c~0d\",\"value\":1}]",
+     "{\"a/b\":{\"c~d\":1}}"},
+    {"{}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/b\"}]", NULL},
+    {"{}", "[{\"path\":\"/b\"}]", NULL},
+    {"{}", "{}", NULL},
+};
+
+START_TEST(apply_follows_apiserver_json_patch_semantics)
+{
+    const struct apply_case *c = &apply_cases[_i];
+    json_t *doc = parse(c->doc), *ops = parse(c->ops);
+    char err[256] = "";
+    int rc = tg_patch_apply(&doc, ops, err, sizeof(err));
+    if (c->want) {
+        ck_assert_msg(rc == 0, "case %d: %s", _i, err);
+        json_t *want = parse(c->want);
+        ck_assert(json_equal(doc, want));
+        json_decref(want);
+    } else {
+        ck_assert_int_eq(rc, -EINVAL);
+        ck_assert(err[0] != '\0');
+    }
+    json_decref(doc);
+    json_decref(ops);
+}
+END_TEST
+
+/* ---- review decoding ---------------------------------------------------------------------------- */
+
+#define POD "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}}"
+#define REQ(extra) \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":" \
+    "\"u1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":" \
+    "\"CREATE\",\"namespace\":\"ns\",\"object\":" POD extra "}}"
+
+struct bad_review {
+    const char *body;
+    const char *needle; /* must appear in the error */
+};
+
+static const struct bad_review bad_reviews[] = {
+    {"", "empty body"},
+    {"{", "malformed JSON"},
+    {"[]", "JSON object"},
+    {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\",\"request\":{}}", "apiVersion"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\",\"request\":{}}", "kind"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}", "request is missing"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}", "request must be an object"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"kind\":{}}}", "uid is missing"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":7}}", "uid must be a string"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":\"Pod\"}}", "request.kind"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"PATCH\"}}", "operation"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\"}}", "object is required"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":[1]}}", "object must be an object"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"}}", "dryRun"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"me\"}}", "userInfo"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"apiVersion\":\"x\"}", "malformed JSON"},
+};
+
+START_TEST(bad_reviews_are_refused_with_a_reason)
+{
+    struct tg_review rv;
+    char err[TG_REVIEW_ERR_MAX] = "";
+    const struct bad_review *b = &bad_reviews[_i];
+    ck_assert_int_eq(tg_review_parse(b->body, strlen(b->body), &rv, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, b->needle) != NULL, "case %d: '%s' lacks '%s'", _i, err, b->needle);
+    ck_assert_ptr_null(rv.root);
+}
+END_TEST
+
+START_TEST(review_fields_are_decoded)
+{
+    static const char body[] = REQ(",\"dryRun\":true,\"userInfo\":{\"username\":\"alice\"}");
+    struct tg_review rv;
+    char err[TG_REVIEW_ERR_MAX];
+    ck_assert_int_eq(tg_review_parse(body, strlen(body), &rv, err, sizeof(err)), 0);
+    ck_assert_str_eq(rv.uid, "u1");
+    ck_assert_str_eq(rv.group, "");
+    ck_assert_str_eq(rv.kind, "Pod");
+    ck_assert_str_eq(rv.namespace, "ns");
+    ck_assert_str_eq(rv.username, "alice");
+    ck_assert(rv.dry_run);
+    ck_assert_int_eq(rv.op, TG_OP_CREATE);
+    ck_assert_ptr_nonnull(rv.object);
+    ck_assert_ptr_null(rv.old_object);
+    tg_review_release(&rv);
+}
+END_TEST
+
+/* ---- verdicts under each mode, with test-only rules ---------------------------------------- */
+
+static int rule_deny_and_warn(struct tg_eval *ev)
+{
+    tg_report(ev, "efa.no-hugepages", "spec.containers[0].resources", "warn finding\nwith newline");
+    tg_report(ev, "efa.limit-required", "spec.containers[0].resources.limits", "deny finding");
+    tg_report(ev, "efa.limit-required", "spec.containers[1].resources.limits", "second deny");
+    return 0;
+}
+
+static int rule_fails(struct tg_eval *ev)
+{
+    (void)ev;
+    return -ENOMEM;
+}
+
+static int mutator_add_env(struct tg_eval *ev)
+{
+    struct tg_container *c = &ev->wl->tpl[0].containers[0];
+    return tg_patch_append_items(ev->patch, c->c, c->path.ptr, "env",
+                                 json_pack("[{s:s, s:s}]", "name", "X", "value", "1"));
+}
+
+static const struct tg_validator test_validators[] = {
+    {"test", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE | TG_OP_UPDATE, rule_deny_and_warn},
+};
+static const struct tg_validator failing_validators[] = {
+    {"fail", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE, rule_fails},
+};
+static const struct tg_validator test_mutators[] = {
+    {"env", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE, mutator_add_env},
+};
+
+#define POD_C "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}," \
+              "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"
+
+static json_t *review_json(const char *ns, const char *op, const char *obj)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:o}}", "apiVersion",
+                     "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", "u-42",
+                     "kind", "group", "", "version", "v1", "kind", "Pod", "operation", op,
+                     "namespace", ns, "object", parse(obj));
+}
+
+static void run_with(struct tg_policy *pol, const char *ns, const char *op, bool mutate,
+                     struct tg_review *rv, struct tg_result *res)
+{
+    char err[256];
+    struct tg_pipeline_opts opts = {0};
+    opts.validators = test_validators;
+    opts.nvalidators = 1;
+    opts.mutators = test_mutators;
+    opts.nmutators = 1;
+    opts.mutate = mutate;
+    ck_assert_int_eq(tg_review_from_json(review_json(ns, op, POD_C), rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, rv, &opts, res), 0);
+}
+
+START_TEST(enforce_denies_with_one_line_per_finding_and_keeps_warnings)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    run_with(pol, "team", "CREATE", false, &rv, &res);
+    ck_assert(!res.allowed);
+    ck_assert_int_eq(res.code, 403);
+    ck_assert_str_eq(res.message,
+                     "[efa.limit-required] spec.containers[0].resources.limits: deny finding\n"
+                     "[efa.limit-required] spec.containers[1].resources.limits: second deny");
+    ck_assert_uint_eq(json_array_size(res.warnings), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(res.warnings, 0)),
+                     "[efa.no-hugepages] spec.containers[0].resources: warn finding with newline");
+    ck_assert_str_eq(json_string_value(json_object_get(res.audit, "would-deny")), "true");
+    size_t len;
+    char *out = tg_response_encode(&rv, &res, false, &len);
+    json_t *resp = parse(out);
+    json_t *r = json_object_get(resp, "response");
+    ck_assert_str_eq(json_string_value(json_object_get(resp, "apiVersion")), "admission.k8s.io/v1");
+    ck_assert_str_eq(json_string_value(json_object_get(resp, "kind")), "AdmissionReview");
+    ck_assert_str_eq(json_string_value(json_object_get(r, "uid")), "u-42");
+    ck_assert(json_is_false(json_object_get(r, "allowed")));
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "status"), "code")), 403);
+    ck_assert_ptr_null(json_object_get(r, "patch"));
+    ck_assert_ptr_null(json_object_get(r, "patchType"));
+    const char *key;
+    json_t *v;
+    json_object_foreach(json_object_get(r, "auditAnnotations"), key, v)
+    {
+        ck_assert(strchr(key, '/') == NULL);
+        ck_assert(strlen(key) <= 63);
+    }
+    json_decref(resp);
+    free(out);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(warn_mode_turns_denials_into_would_deny_warnings)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    pol->mode = TG_MODE_WARN;
+    run_with(pol, "team", "CREATE", false, &rv, &res);
+    ck_assert(res.allowed);
+    ck_assert_ptr_null(res.message);
+    ck_assert_uint_eq(json_array_size(res.warnings), 3);
+    /* Sorted by the rule table: limit-required (both containers) before no-hugepages. */
+    ck_assert_str_eq(json_string_value(json_array_get(res.warnings, 0)),
+                     "[efa.limit-required] spec.containers[0].resources.limits: would deny: deny finding");
+    ck_assert_str_eq(json_string_value(json_array_get(res.warnings, 2)),
+                     "[efa.no-hugepages] spec.containers[0].resources: warn finding with newline");
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(audit_mode_allows_silently_and_records_annotations)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    pol->mode = TG_MODE_AUDIT;
+    run_with(pol, "team", "CREATE", true, &rv, &res);
+    ck_assert(res.allowed);
+    ck_assert_uint_eq(json_array_size(res.warnings), 0);
+    ck_assert_uint_eq(tg_patch_count(&res.patch), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(res.audit, "would-deny")), "true");
+    ck_assert_str_eq(json_string_value(json_object_get(res.audit, "would-patch")),
+                     "/spec/containers/0/env");
+    ck_assert_str_eq(json_string_value(json_object_get(res.audit, "findings")),
+                     "[efa.limit-required] spec.containers[0].resources.limits; "
+                     "[efa.limit-required] spec.containers[1].resources.limits; "
+                     "[efa.no-hugepages] spec.containers[0].resources");
+    char *out = tg_response_encode(&rv, &res, true, NULL);
+    json_t *resp = parse(out);
+    ck_assert_ptr_null(json_object_get(json_object_get(resp, "response"), "patch"));
+    json_decref(resp);
+    free(out);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(mutate_returns_a_base64_patch_with_patch_type)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    run_with(pol, "team", "CREATE", true, &rv, &res);
+    ck_assert_uint_eq(tg_patch_count(&res.patch), 1);
+    char *out = tg_response_encode(&rv, &res, true, NULL);
+    json_t *resp = parse(out);
+    json_t *r = json_object_get(resp, "response");
+    ck_assert_str_eq(json_string_value(json_object_get(r, "patchType")), "JSONPatch");
+    size_t n;
+    unsigned char *ops = tg_base64_decode(json_string_value(json_object_get(r, "patch")), &n);
+    ck_assert_ptr_nonnull(ops);
+    json_t *got = parse((const char *)ops);
+    json_t *want = parse("[{\"op\":\"add\",\"path\":\"/spec/containers/0/env\","
+                         "\"value\":[{\"name\":\"X\",\"value\":\"1\"}]}]");
+    ck_assert(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    free(ops);
+    json_decref(resp);
+    free(out);
+    /* The same result encoded for /validate never carries a patch. */
+    out = tg_response_encode(&rv, &res, false, NULL);
+    ck_assert_ptr_null(strstr(out, "patch"));
+    free(out);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(exempt_namespaces_delete_and_unknown_kinds_are_not_evaluated)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    run_with(pol, "kube-system", "CREATE", true, &rv, &res);
+    ck_assert(res.allowed && !res.evaluated);
+    ck_assert_uint_eq(res.findings.n, 0);
+    ck_assert_uint_eq(tg_patch_count(&res.patch), 0);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    char err[256];
+    json_t *del = review_json("team", "DELETE", POD_C);
+    ck_assert_int_eq(tg_review_from_json(del, &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
+    ck_assert(res.allowed && !res.evaluated);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    json_t *other = review_json("team", "CREATE", POD_C);
+    json_object_set_new(json_object_get(json_object_get(other, "request"), "kind"), "kind",
+                        json_string("Deployment"));
+    ck_assert_int_eq(tg_review_from_json(other, &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
+    ck_assert(res.allowed && !res.evaluated);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(a_rule_that_cannot_decide_is_an_error_not_an_allow)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    struct tg_pipeline_opts opts = {0};
+    char err[256];
+    opts.validators = failing_validators;
+    opts.nvalidators = 1;
+    ck_assert_int_eq(tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res), -ENOMEM);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(policy_rule_actions_and_namespace_modes_apply)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    pol->actions[tg_rule_index("efa.limit-required")] = TG_ACTION_WARN;
+    pol->actions[tg_rule_index("efa.no-hugepages")] = TG_ACTION_OFF;
+    run_with(pol, "team", "CREATE", false, &rv, &res);
+    ck_assert(res.allowed);
+    ck_assert_uint_eq(res.findings.n, 2);
+    ck_assert_uint_eq(json_array_size(res.warnings), 2);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(rule_ids_are_unique_and_well_formed)
+{
+    for (size_t i = 0; i < tg_rule_count; i++) {
+        ck_assert_int_eq(tg_rule_index(tg_rule_defs[i].id), (int)i);
+        ck_assert(strchr(tg_rule_defs[i].id, '.') != NULL);
+    }
+    ck_assert_int_eq(tg_rule_index("no.such-rule"), -1);
+}
+END_TEST
+
+/* ---- the handler: HTTP status and bodies --------------------------------------------------- */
+
+START_TEST(handler_answers_bad_bodies_with_a_status_object)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_admission_out out;
+    tg_admission_handle(pol, NULL, false, "{nope", 5, &out);
+    ck_assert_int_eq(out.http_status, 400);
+    json_t *st = parse(out.body);
+    ck_assert_str_eq(json_string_value(json_object_get(st, "kind")), "Status");
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "code")), 400);
+    ck_assert_str_eq(json_string_value(json_object_get(st, "reason")), "BadRequest");
+    ck_assert(strstr(json_string_value(json_object_get(st, "message")), "malformed JSON"));
+    json_decref(st);
+    tg_admission_out_release(&out);
+    static const char ok[] = REQ("");
+    tg_admission_handle(pol, NULL, true, ok, strlen(ok), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    ck_assert_str_eq(out.verdict, "allowed");
+    ck_assert_str_eq(out.review.uid, "u1");
+    tg_admission_out_release(&out);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+Suite *tg_test_engine_suite(void);
+Suite *tg_test_engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("engine");
+    tcase_add_test(tc, findings_drop_duplicates_and_sort_by_rule_table_order);
+    tcase_add_test(tc, sanitize_replaces_control_characters_and_cuts_at_rune_limit);
+    tcase_add_test(tc, paths_escape_keys_for_people_and_for_json_pointers);
+    tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
+    tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
+    tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,
+                        sizeof(apply_cases) / sizeof(apply_cases[0]));
+    tcase_add_loop_test(tc, bad_reviews_are_refused_with_a_reason, 0,
+                        sizeof(bad_reviews) / sizeof(bad_reviews[0]));
+    tcase_add_test(tc, review_fields_are_decoded);
+    tcase_add_test(tc, enforce_denies_with_one_line_per_finding_and_keeps_warnings);
+    tcase_add_test(tc, warn_mode_turns_denials_into_would_deny_warnings);
+    tcase_add_test(tc, audit_mode_allows_silently_and_records_annotations);
+    tcase_add_test(tc, mutate_returns_a_base64_patch_with_patch_type);
+    tcase_add_test(tc, exempt_namespaces_delete_and_unknown_kinds_are_not_evaluated);
+    tcase_add_test(tc, a_rule_that_cannot_decide_is_an_error_not_an_allow);
+    tcase_add_test(tc, policy_rule_actions_and_namespace_modes_apply);
+    tcase_add_test(tc, rule_ids_are_unique_and_well_formed);
+    tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    suite_add_tcase(s, tc);
+    return s;
+}
