@@ -1,0 +1,76 @@
+/* tls.h -- the serving certificate: checked with OpenSSL, served to GnuTLS (inside libmicrohttpd)
+ * from a snapshot that a reload swaps without closing the port; and client certificate checks.
+ *
+ * Invariants: after tg_tls_init succeeds there is always a current pair; a reload that fails
+ * leaves it in place. A replaced pair stays allocated for a grace period (handshakes that picked it
+ * may still be running), then is freed by a later reload or by tg_tls_shutdown. */
+#ifndef TG_TLS_H
+#define TG_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+
+/* What the check learnt about a pair (for logs and metrics). */
+struct tg_tls_info {
+    char subject[256];       /* RFC 2253, e.g. "CN=trainguard.trainguard.svc" */
+    char sans[512];          /* "DNS:a, DNS:b, IP:127.0.0.1" ("" when none) */
+    long long not_before;    /* unix seconds */
+    long long not_after;
+    int chain_len;           /* certificates in the file */
+};
+
+/* Files above this size are refused: a serving certificate chain is a few KiB. */
+#define TG_TLS_FILE_MAX (1024 * 1024)
+
+/* Reads a whole file (at most TG_TLS_FILE_MAX bytes) into a malloc'd, NUL-terminated buffer.
+ * 0, or a negative errno with "<path>: reason" in err. */
+int tg_tls_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
+
+/* Checks a PEM certificate (chain) and private key with OpenSSL: both parse, the key matches the
+ * first certificate, and now lies within notBefore..notAfter. The paths only name the files in
+ * messages. 0 with info filled, or -EINVAL with "<file>: problem" in err. */
+int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_len,
+                      const char *key_path, const char *key_pem, size_t key_len, time_t now,
+                      struct tg_tls_info *info, char *err, size_t errlen);
+
+/* Reads both files and checks them (tg_tls_read_file + tg_tls_check_pair). */
+int tg_tls_check_files(const char *cert_path, const char *key_path, struct tg_tls_info *info,
+                       char *err, size_t errlen);
+
+/* Loads, checks and installs the first pair. 0 or a negative errno with the reason in err. */
+int tg_tls_init(const char *cert_path, const char *key_path, char *err, size_t errlen);
+
+/* Re-reads the files. Unchanged bytes: returns 0 (nothing done) unless force. Changed (or force):
+ * checks the new pair and swaps it in: returns 1 with info filled. A bad pair returns a negative
+ * errno with the reason in err and keeps the current pair; the same bad bytes are reported once
+ * (later calls return 0) unless force. */
+int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen);
+
+/* notAfter of the pair in use (unix seconds), 0 before init. */
+long long tg_tls_not_after(void);
+bool tg_tls_loaded(void);
+
+/* The gnutls_certificate_retrieve_function2 for MHD_OPTION_HTTPS_CERT_CALLBACK: hands GnuTLS the
+ * current pair. GnuTLS does not free what it gets (it is ours), hence the grace period above. */
+int tg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                         gnutls_privkey_t *privkey);
+
+/* Verifies the client certificate of a TLS session against the trust list MHD loaded from
+ * --client-ca-file (MHD_OPTION_HTTPS_MEM_TRUST; MHD then asks every client for a certificate).
+ * 0 when valid; -ENOENT when the client sent none; -EACCES when it is not trusted (reason in
+ * err). */
+int tg_tls_verify_client(gnutls_session_t session, char *err, size_t errlen);
+
+/* Frees every pair. Only after the daemon that used the callback has stopped. */
+void tg_tls_shutdown(void);
+
+/* How long a replaced pair is kept before it is freed (seconds). */
+void tg_tls_set_grace(int seconds);
+
+#endif
