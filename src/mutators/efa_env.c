@@ -1,8 +1,720 @@
-/* efa_env.c -- EFA/NCCL env injection (placeholder: its owner replaces this file). */
+/* efa_env.c -- /mutate: add the policy's EFA/NCCL env to every container that requests EFA, and
+ * make it reach MPI ranks that sshd starts on MPIJob workers (SPEC sections 5 and 9; the
+ * mechanism and its sources are in docs/mutation.md).
+ *
+ * Contract (idempotent by construction, reinvocationPolicy IfNeeded):
+ * - A variable the container already names in `env` (value or valueFrom) is never added again, so a
+ *   second run on the patched object finds nothing to add and returns no patch.
+ * - A container with envFrom gets nothing unless the policy says injectWithEnvFrom: env would
+ *   silently override the ConfigMap or Secret. A note (a warning) says so.
+ * - Patches go through tg_patch_append_items: one `add` of the whole env array when it is absent,
+ *   one `add .../env/-` per variable otherwise, pointers escaped by tg_path.
+ * - Nothing here fails the request for a bad object: a field of the wrong type is skipped with a
+ *   note (the validators report it). Only ENOMEM is an error. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/instances.h"
 #include "tg/rules.h"
+
+#define EFA_RESOURCE "vpc.amazonaws.com/efa"
+#define NOTE_ID "mutate.efa-env"
+/* Open MPI's environment form of `mpirun -x` (OMPI_MCA_<param>, param mca_base_env_list). */
+#define ENV_LIST_VAR "OMPI_MCA_mca_base_env_list"
+/* Kubernetes warnings are cut at 256 characters (api-facts 1.7); notes stay under that. */
+#define NOTE_MAX 256
+/* A template pinned to more instance types than this is treated as not pinned (no condition on
+ * GPUDirect RDMA or families can then be proven for every type). */
+#define MAX_PINS 32
+
+/* The EC2 instance types a pod template is pinned to (nodeSelector or required node affinity). */
+struct pins {
+    const char *type[MAX_PINS];
+    size_t n;
+};
+
+/* ---- notes --------------------------------------------------------------------------------- */
+
+static void note(struct tg_eval *ev, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends "[mutate.efa-env] field: message" to ev->notes (they become warnings; the pipeline cuts
+ * each at 256 characters). */
+static void note(struct tg_eval *ev, const char *field, const char *fmt, ...)
+{
+    char msg[NOTE_MAX], line[NOTE_MAX + TG_PATH_MAX + 32];
+    va_list ap;
+    if (!ev->notes)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof(line), "[%s] %s: %s", NOTE_ID, field, msg);
+    if (json_array_append_new(ev->notes, json_string(line)) && !ev->error)
+        ev->error = -ENOMEM;
+}
+
+/* ---- what a container asks for ------------------------------------------------------------- */
+
+/* A resource count: a JSON integer or an integer string ("32"). Anything else (a quantity with a
+ * suffix, "$EFA_PER_NODE", null) is not a positive count here; efa.invalid-quantity reports it. */
+static bool count_positive(json_t *v)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v) > 0;
+    if (json_is_real(v))
+        return json_real_value(v) >= 1.0;
+    const char *s = json_string_value(v);
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    return !errno && *end == '\0' && n > 0;
+}
+
+/* Does the container request vpc.amazonaws.com/efa (limits or requests, count > 0)? */
+static bool requests_efa(json_t *c)
+{
+    json_t *res = json_object_get(c, "resources");
+    return count_positive(json_object_get(json_object_get(res, "limits"), EFA_RESOURCE)) ||
+           count_positive(json_object_get(json_object_get(res, "requests"), EFA_RESOURCE));
+}
+
+static bool has_env_from(json_t *c)
+{
+    json_t *ef = json_object_get(c, "envFrom");
+    if (!ef || json_is_null(ef))
+        return false;
+    /* A wrong type counts as present: better to add nothing than to shadow an unknown source. */
+    return !json_is_array(ef) || json_array_size(ef) > 0;
+}
+
+static bool env_defined(json_t *c, const char *name)
+{
+    bool defined;
+    tg_env_value(c, name, &defined);
+    return defined;
+}
+
+/* ---- instance-type pins -------------------------------------------------------------------- */
+
+static bool is_type_label(const char *key)
+{
+    return !strcmp(key, "node.kubernetes.io/instance-type") ||
+           !strcmp(key, "beta.kubernetes.io/instance-type");
+}
+
+static void pins_add(struct pins *p, const char *type, bool *overflow)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (!strcmp(p->type[i], type))
+            return;
+    }
+    if (p->n == MAX_PINS) {
+        *overflow = true;
+        return;
+    }
+    p->type[p->n++] = type;
+}
+
+/* The types one required node-affinity term allows: an `In` expression on the instance-type label
+ * (several In expressions are ANDed; the first one is an upper bound, which is what matters for
+ * "every allowed type has ..."). Returns false when the term does not restrict the type. */
+static bool term_types(json_t *term, struct pins *p, bool *overflow)
+{
+    size_t i, j;
+    json_t *e, *v;
+    json_array_foreach(json_object_get(term, "matchExpressions"), i, e)
+    {
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        json_t *values = json_object_get(e, "values");
+        if (!key || !op || !is_type_label(key) || strcmp(op, "In") || !json_array_size(values))
+            continue;
+        json_array_foreach(values, j, v)
+        {
+            if (json_is_string(v))
+                pins_add(p, json_string_value(v), overflow);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Fills p with the types the pod spec is pinned to: a nodeSelector on the instance-type label, else
+ * the union over required node-affinity terms when every term restricts the type. Anything else
+ * (no pin, an unrestricted term, too many types) leaves p empty: conditions then do not hold. */
+static void template_pins(json_t *spec, struct pins *p)
+{
+    bool overflow = false;
+    const char *key;
+    json_t *v, *term;
+    size_t i;
+    p->n = 0;
+    json_object_foreach(json_object_get(spec, "nodeSelector"), key, v)
+    {
+        if (is_type_label(key) && json_is_string(v)) {
+            pins_add(p, json_string_value(v), &overflow);
+            return;
+        }
+    }
+    json_t *terms = json_object_get(
+        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution"),
+        "nodeSelectorTerms");
+    json_array_foreach(terms, i, term)
+    {
+        if (!term_types(term, p, &overflow)) {
+            p->n = 0;
+            return;
+        }
+    }
+    if (overflow)
+        p->n = 0;
+}
+
+static void pins_union(struct pins *dst, const struct pins *src)
+{
+    bool overflow = false;
+    for (size_t i = 0; i < src->n; i++)
+        pins_add(dst, src->type[i], &overflow);
+    if (overflow)
+        dst->n = 0;
+}
+
+/* Does entry e apply to a template pinned to p? gpuDirectRDMAOnly: every pinned type is known and
+ * has GPUDirect RDMA. instanceFamilies: every pinned type is in one of the families. No pin means
+ * neither condition holds (SPEC section 5: "when no type is pinned, leave it out"). */
+static bool entry_applies(const struct tg_policy *pol, const struct tg_env_entry *e,
+                          const struct pins *p)
+{
+    if ((e->gdr_only || e->nfamilies) && p->n == 0)
+        return false;
+    for (size_t i = 0; i < p->n; i++) {
+        if (e->gdr_only) {
+            const struct tg_instance *it = tg_policy_instance(pol, p->type[i]);
+            if (!it || !it->gdr)
+                return false;
+        }
+        if (e->nfamilies) {
+            char fam[64];
+            bool found = false;
+            tg_instance_family(p->type[i], fam, sizeof(fam));
+            for (size_t f = 0; f < e->nfamilies && !found; f++)
+                found = !strcmp(e->families[f], fam);
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* ---- building and emitting the items -------------------------------------------------------- */
+
+static bool items_have(json_t *items, const char *name)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (!strcmp(json_string_value(json_object_get(it, "name")), name))
+            return true;
+    }
+    return false;
+}
+
+static int items_add(json_t *items, const char *name, const char *value)
+{
+    if (items_have(items, name))
+        return 0;
+    json_t *it = json_pack("{s:s, s:s}", "name", name, "value", value ? value : "");
+    return !it || json_array_append_new(items, it) ? -ENOMEM : 0;
+}
+
+/* The policy entries that apply under p, in policy order (names, no duplicates). */
+static int wanted_names(const struct tg_policy *pol, const struct pins *p, json_t *names)
+{
+    for (size_t i = 0; i < pol->ninject; i++) {
+        const struct tg_env_entry *e = &pol->inject_env[i];
+        if (!e->name || !entry_applies(pol, e, p))
+            continue;
+        bool dup = false;
+        size_t j;
+        json_t *n;
+        json_array_foreach(names, j, n) dup |= !strcmp(json_string_value(n), e->name);
+        if (!dup && json_array_append_new(names, json_string(e->name)))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Adds to items every applicable entry the container does not define yet. */
+static int missing_items(const struct tg_policy *pol, json_t *c, const struct pins *p,
+                         json_t *items)
+{
+    for (size_t i = 0; i < pol->ninject; i++) {
+        const struct tg_env_entry *e = &pol->inject_env[i];
+        if (!e->name || !entry_applies(pol, e, p) || env_defined(c, e->name))
+            continue;
+        if (items_add(items, e->name, e->value) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* May the mutator touch this container's env at all? Notes why not. */
+static bool env_writable(struct tg_eval *ev, const struct tg_container *k, json_t *items)
+{
+    char field[TG_PATH_MAX + 16];
+    json_t *env = json_object_get(k->c, "env");
+    if (env && !json_is_null(env) && !json_is_array(env)) {
+        note(ev, tg_path_sub(field, sizeof(field), &k->path, "env"),
+             "is not a list; EFA variables were not added");
+        return false;
+    }
+    if (k->path.overflow) {
+        note(ev, k->path.field, "path too long to patch; EFA variables were not added");
+        return false;
+    }
+    if (has_env_from(k->c) && !ev->policy->inject_with_env_from) {
+        char names[160] = "";
+        size_t i, at = 0;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            int n = snprintf(names + at, sizeof(names) - at, "%s%s", i ? "," : "",
+                             json_string_value(json_object_get(it, "name")));
+            if (n < 0 || (size_t)n >= sizeof(names) - at)
+                break;
+            at += (size_t)n;
+        }
+        note(ev, tg_path_sub(field, sizeof(field), &k->path, "envFrom"),
+             "set, so %s not added (env would override the ConfigMap/Secret); policy "
+             "injectWithEnvFrom: true adds them",
+             names);
+        return false;
+    }
+    return true;
+}
+
+/* Patches items (stolen) into the container's env. */
+static int emit(struct tg_eval *ev, const struct tg_container *k, json_t *items)
+{
+    int rc = tg_patch_append_items(ev->patch, k->c, k->path.ptr, "env", items);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc < 0)
+        note(ev, k->path.field, "env could not be patched (%s); EFA variables were not added",
+             strerror(-rc));
+    return 0;
+}
+
+/* ---- MPIJob launcher: forwarding to the ranks ----------------------------------------------- */
+
+/* What the launcher's command line does about environment forwarding. Read from the container's
+ * command and args: exec-form words, and the words of any script given to sh -c (split on blanks;
+ * enough to see launcher options, which never need quoting). */
+struct fwd_scan {
+    bool entrypoint;     /* no command and no args: the image's entrypoint, unknown */
+    size_t runs;         /* launcher invocations seen */
+    bool cmdline_fwd;    /* some run forwards with -x, -genv/-env, -genvlist or --mca env list */
+    bool forward_all;    /* horovodrun, -genvall/-envall */
+    bool forward_none;   /* -genvnone/-envnone */
+    bool horovod;
+    json_t *names;       /* names forwarded on the command line (array of strings) */
+};
+
+static const char *base_name(const char *w)
+{
+    const char *s = strrchr(w, '/');
+    return s ? s + 1 : w;
+}
+
+static bool is_launcher(const char *w)
+{
+    static const char *const names[] = {"mpirun",  "mpiexec", "mpiexec.hydra",
+                                        "orterun", "prterun", "horovodrun"};
+    const char *b = base_name(w);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!strcmp(b, names[i]))
+            return true;
+    }
+    return false;
+}
+
+static bool is_separator(const char *w)
+{
+    return !strcmp(w, ";") || !strcmp(w, "&&") || !strcmp(w, "||") || !strcmp(w, "|") ||
+           !strcmp(w, "&") || !strcmp(w, "\n");
+}
+
+/* Adds the names of a list ("A;B=1" or "A,B") to s->names. */
+static int scan_add_list(struct fwd_scan *s, const char *list, char sep)
+{
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, sep == ';' ? ";" : ",");
+        size_t eq = strcspn(p, "=");
+        size_t len = eq < n ? eq : n;
+        if (len && json_array_append_new(s->names, json_stringn(p, len)))
+            return -ENOMEM;
+        p += n;
+        if (*p)
+            p++;
+    }
+    return 0;
+}
+
+/* Reads the options of one launcher run starting after words[i]; returns the index after it. */
+static size_t scan_run(struct fwd_scan *s, char **w, size_t n, size_t i, int *rc)
+{
+    s->runs++;
+    if (!strcmp(base_name(w[i]), "horovodrun")) {
+        /* horovodrun starts Open MPI's mpirun with -x for its whole environment. */
+        s->horovod = s->forward_all = s->cmdline_fwd = true;
+    }
+    for (i++; i < n && !is_separator(w[i]); i++) {
+        const char *o = w[i];
+        const char *next = i + 1 < n ? w[i + 1] : NULL;
+        if (!strcmp(o, "-genvall") || !strcmp(o, "-envall")) {
+            s->forward_all = true;
+        } else if (!strcmp(o, "-genvnone") || !strcmp(o, "-envnone")) {
+            s->forward_none = true;
+        } else if (next && (!strcmp(o, "-x") || !strcmp(o, "-genv") || !strcmp(o, "-env"))) {
+            s->cmdline_fwd = true;
+            *rc = scan_add_list(s, next, ';');
+            i++;
+        } else if (next && (!strcmp(o, "-genvlist") || !strcmp(o, "-envlist"))) {
+            s->cmdline_fwd = true;
+            *rc = scan_add_list(s, next, ',');
+            i++;
+        } else if (next && i + 2 < n &&
+                   (!strcmp(o, "--mca") || !strcmp(o, "-mca") || !strcmp(o, "--gmca") ||
+                    !strcmp(o, "-gmca")) &&
+                   !strcmp(next, "mca_base_env_list")) {
+            s->cmdline_fwd = true;
+            *rc = scan_add_list(s, w[i + 2], ';');
+            i += 2;
+        }
+        if (*rc < 0)
+            break;
+    }
+    return i;
+}
+
+/* Splits text into words on blanks, keeping ';' '&&' '|' '&' and newlines as separator words and
+ * dropping one layer of quotes from each word. Appends malloc'd words to *w. */
+static int split_words(const char *text, char ***w, size_t *n, size_t *cap)
+{
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\\')
+            p++;
+        if (!*p)
+            break;
+        size_t len = *p == '\n' ? 1 : strcspn(p, " \t\n;&|");
+        if (len == 0)
+            len = (p[0] == p[1] && (p[0] == '&' || p[0] == '|')) ? 2 : 1;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 32;
+            char **g = realloc(*w, nc * sizeof(*g));
+            if (!g)
+                return -ENOMEM;
+            *w = g;
+            *cap = nc;
+        }
+        const char *s = p;
+        size_t l = len;
+        if (l >= 2 && (s[0] == '"' || s[0] == '\'') && s[l - 1] == s[0]) {
+            s++;
+            l -= 2;
+        }
+        if (!((*w)[(*n)++] = strndup(s, l)))
+            return -ENOMEM;
+        p += len;
+    }
+    return 0;
+}
+
+static int scan_command(json_t *c, struct fwd_scan *s)
+{
+    static const char *const parts[] = {"command", "args"};
+    char **w = NULL;
+    size_t n = 0, cap = 0, i, j;
+    json_t *v;
+    int rc = 0;
+    memset(s, 0, sizeof(*s));
+    if (!(s->names = json_array()))
+        return -ENOMEM;
+    s->entrypoint = !json_array_size(json_object_get(c, "command")) &&
+                    !json_array_size(json_object_get(c, "args"));
+    for (j = 0; j < 2 && rc == 0; j++) {
+        json_array_foreach(json_object_get(c, parts[j]), i, v)
+        {
+            if (json_is_string(v) && (rc = split_words(json_string_value(v), &w, &n, &cap)) < 0)
+                break;
+        }
+    }
+    for (i = 0; i < n && rc == 0;) {
+        if (is_launcher(w[i]))
+            i = scan_run(s, w, n, i, &rc);
+        else
+            i++;
+    }
+    for (i = 0; i < n; i++)
+        free(w[i]);
+    free(w);
+    return rc;
+}
+
+/* Is name forwarded on the command line ("-x NAME", "-x NAME=v", or a "-x PREFIX*" pattern)? */
+static bool scan_forwards(const struct fwd_scan *s, const char *name)
+{
+    size_t i;
+    json_t *v;
+    if (s->forward_all)
+        return true;
+    json_array_foreach(s->names, i, v)
+    {
+        const char *f = json_string_value(v);
+        size_t len = strlen(f);
+        if (!strcmp(f, name) || (len && f[len - 1] == '*' && !strncmp(f, name, len - 1)))
+            return true;
+    }
+    return false;
+}
+
+/* Comma-joins the names of `names` that s does not forward, into buf. Returns how many. */
+static size_t unforwarded(const struct fwd_scan *s, json_t *names, char *buf, size_t len)
+{
+    size_t i, count = 0, at = 0;
+    json_t *v;
+    buf[0] = '\0';
+    json_array_foreach(names, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (s && scan_forwards(s, name))
+            continue;
+        int n = snprintf(buf + at, len - at, "%s%s", count ? "," : "", name);
+        if (n > 0 && (size_t)n < len - at)
+            at += (size_t)n;
+        count++;
+    }
+    return count;
+}
+
+/* Which list names of `names` the user's own OMPI_MCA_mca_base_env_list value leaves out. */
+static size_t env_list_missing(const char *list, json_t *names, char *buf, size_t len)
+{
+    struct fwd_scan s;
+    memset(&s, 0, sizeof(s));
+    if (!(s.names = json_array()))
+        return 0;
+    size_t count = scan_add_list(&s, list, ';') < 0 ? 0 : unforwarded(&s, names, buf, len);
+    json_decref(s.names);
+    return count;
+}
+
+/* Open MPI: ranks see a variable only when mpirun forwards it. Decides whether adding
+ * OMPI_MCA_mca_base_env_list to the launcher is safe; adds it to items, or notes why not.
+ *
+ * Sources (all Open MPI's or PRRTE's own):
+ * - open-mpi/ompi: orte/tools/orterun/orterun.1in (4.x), "Exported Environment Variables":
+ *   variables can be "set/forwarded to the new processes using the MCA parameter
+ *   mca_base_env_list", and "the -mca switch is simply a shortcut for setting environment
+ *   variables" of the form OMPI_MCA_<key>=<value>. The list separator is ';' (the parameter
+ *   mca_base_env_list_delimiter, "Default: semicolon ';'", opal/runtime/opal_params.c).
+ * - open-mpi/ompi 4.x orte/mca/schizo/ompi/schizo_ompi.c: when mpirun gets -x while
+ *   OMPI_MCA_mca_base_env_list is set in the environment it aborts ("orterun:conflict-env-set").
+ *   So the variable is only safe when no run uses -x.
+ * - open-mpi/ompi: docs/man-openmpi/man1/mpirun.1.rst (5.x), same section, same parameter; 5.x
+ *   mpirun is PRRTE's prterun with the ompi personality, and openpmix/prrte:
+ *   src/mca/schizo/ompi/schizo_ompi.c parse_env() reads getenv("OMPI_MCA_mca_base_env_list") and
+ *   splits it on ';' (the OMPI_ spelling, not PRTE_MCA_). */
+static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, json_t *names,
+                              json_t *items)
+{
+    char miss[160], field[TG_PATH_MAX + 16];
+    struct fwd_scan s;
+    bool defined;
+    int rc;
+    const char *list = tg_env_value(k->c, ENV_LIST_VAR, &defined);
+    if (defined) {
+        /* Never override the user's list: check it, and say what it leaves out. */
+        if (!list)
+            note(ev, k->path.field,
+                 "%s comes from valueFrom; make sure it lists the EFA variables or ranks on "
+                 "workers will not see them",
+                 ENV_LIST_VAR);
+        else if (env_list_missing(list, names, miss, sizeof(miss)))
+            note(ev, k->path.field,
+                 "%s does not list %s: ranks on workers will not see them; add them to it",
+                 ENV_LIST_VAR, miss);
+        return 0;
+    }
+    if ((rc = scan_command(k->c, &s)) < 0)
+        goto out;
+    if (s.entrypoint || s.runs == 0) {
+        unforwarded(NULL, names, miss, sizeof(miss));
+        note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
+             "no mpirun seen, so %s is not set (Open MPI 4 aborts if mpirun also gets -x); "
+             "forward %s to the ranks with -x",
+             ENV_LIST_VAR, miss);
+    } else if (s.cmdline_fwd) {
+        if (unforwarded(&s, names, miss, sizeof(miss)))
+            note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
+                 "mpirun forwards env with -x, so %s cannot be used; add -x %s for the ranks on "
+                 "workers",
+                 ENV_LIST_VAR, miss);
+    } else {
+        char value[512];
+        size_t i, at = 0;
+        json_t *v;
+        json_array_foreach(names, i, v)
+        {
+            int n = snprintf(value + at, sizeof(value) - at, "%s%s", i ? ";" : "",
+                             json_string_value(v));
+            if (n < 0 || (size_t)n >= sizeof(value) - at)
+                break;
+            at += (size_t)n;
+        }
+        rc = items_add(items, ENV_LIST_VAR, value);
+    }
+out:
+    json_decref(s.names);
+    return rc;
+}
+
+/* Intel MPI and MPICH (Hydra): the launcher's environment reaches the ranks by default.
+ * pmodels/mpich: doc/wiki/how_to/Using_the_Hydra_Process_Manager.md ("By default, hydra ...
+ * inherits environment variables from the shell on which mpiexec is launched, and passes it to
+ * the launched processes"); Intel MPI Developer Reference, Hydra options (-genvall/-envall
+ * propagate all, -genvnone/-envnone suppress propagation). Only -genvnone breaks that. */
+static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, json_t *names)
+{
+    char miss[160], field[TG_PATH_MAX + 16];
+    struct fwd_scan s;
+    int rc = scan_command(k->c, &s);
+    if (rc == 0 && s.forward_none && unforwarded(&s, names, miss, sizeof(miss)))
+        note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
+             "mpiexec -genvnone stops %s from reaching the ranks; add -genv for them", miss);
+    json_decref(s.names);
+    return rc;
+}
+
+/* ---- per workload ---------------------------------------------------------------------------- */
+
+static bool template_requests_efa(const struct tg_template *t)
+{
+    for (size_t i = 0; t && i < t->ncontainers; i++) {
+        if (requests_efa(t->containers[i].c))
+            return true;
+    }
+    return false;
+}
+
+/* The launcher's containers[0] (the one the operator runs mpirun in), or NULL. */
+static const struct tg_container *launcher_main(const struct tg_template *t)
+{
+    json_t *first = json_array_get(json_object_get(t->spec, "containers"), 0);
+    for (size_t i = 0; first && i < t->ncontainers; i++) {
+        if (t->containers[i].c == first)
+            return &t->containers[i];
+    }
+    return NULL;
+}
+
+/* Injects into one container requesting EFA. */
+static int inject_container(struct tg_eval *ev, const struct tg_container *k,
+                            const struct pins *p)
+{
+    json_t *items = json_array();
+    if (!items || missing_items(ev->policy, k->c, p, items) < 0) {
+        json_decref(items);
+        return -ENOMEM;
+    }
+    if (json_array_size(items) == 0 || !env_writable(ev, k, items)) {
+        json_decref(items);
+        return 0;
+    }
+    return emit(ev, k, items);
+}
+
+/* MPIJob launcher containers[0]: the variables the workers' ranks need (conditions evaluated on
+ * the workers' instance types, and the launcher's own when it requests EFA too), plus the Open MPI
+ * forwarding. SPEC section 5; api-facts 2.7: the operator only sets up containers[0]. */
+static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, struct pins *p)
+{
+    const struct tg_mpi *m = &ev->wl->mpi;
+    json_t *items = json_array(), *names = json_array();
+    const char *impl = m->implementation ? m->implementation : "OpenMPI";
+    int rc = -ENOMEM;
+    if (!items || !names)
+        goto out;
+    if (requests_efa(k->c)) {
+        struct pins own;
+        template_pins(m->launcher->spec, &own);
+        if (own.n == 0)
+            p->n = 0;
+        else if (p->n)
+            pins_union(p, &own);
+    }
+    if ((rc = wanted_names(ev->policy, p, names)) < 0 ||
+        (rc = missing_items(ev->policy, k->c, p, items)) < 0)
+        goto out;
+    if (json_array_size(names) == 0)
+        goto out;
+    /* envFrom (not opted in) or an unusable env: no variables, so nothing to forward either. */
+    if (!env_writable(ev, k, items))
+        goto out;
+    /* spec.mpiImplementation (api-facts 2.2): OpenMPI (default), Intel, MPICH. */
+    if (!strcmp(impl, "OpenMPI"))
+        rc = openmpi_forwarding(ev, k, names, items);
+    else if (!strcmp(impl, "Intel") || !strcmp(impl, "MPICH"))
+        rc = hydra_forwarding(ev, k, names);
+    else
+        note(ev, "spec.mpiImplementation",
+             "unknown value \"%.40s\": EFA variables added to the launcher but not forwarded",
+             impl);
+    if (rc == 0 && json_array_size(items)) {
+        rc = emit(ev, k, items);
+        items = NULL;
+    }
+out:
+    json_decref(items);
+    json_decref(names);
+    return rc;
+}
 
 int tg_mutate_efa_env(struct tg_eval *ev)
 {
-    (void)ev;
-    return 0;
+    const struct tg_workload *wl = ev->wl;
+    const struct tg_container *lmain = NULL;
+    struct pins worker_pins = {.n = 0};
+    int rc = 0;
+    if (!ev->patch || !ev->policy || !wl)
+        return 0;
+    if (wl->kind == TG_KIND_MPIJOB && wl->mpi.launcher && template_requests_efa(wl->mpi.worker)) {
+        lmain = launcher_main(wl->mpi.launcher);
+        template_pins(wl->mpi.worker->spec, &worker_pins);
+    }
+    for (size_t t = 0; t < wl->ntpl && rc == 0; t++) {
+        const struct tg_template *tpl = &wl->tpl[t];
+        struct pins p;
+        template_pins(tpl->spec, &p);
+        for (size_t i = 0; i < tpl->ncontainers && rc == 0; i++) {
+            const struct tg_container *k = &tpl->containers[i];
+            if (k == lmain)
+                rc = inject_launcher(ev, k, &worker_pins);
+            else if (requests_efa(k->c))
+                rc = inject_container(ev, k, &p);
+        }
+    }
+    if (rc == 0 && ev->error)
+        rc = ev->error;
+    return rc;
 }
