@@ -1,0 +1,749 @@
+/* mpirun.c -- the options of mpirun/mpiexec/horovodrun: ranks, ranks per node, hosts, env. */
+/*
+ * Sources for the option grammar (each flag below was checked against these):
+ * - Open MPI 4.1 mpirun(1) (open-mpi/ompi v4.1.x: orte/tools/orterun/orterun.1in; also
+ *   manpages.ubuntu.com focal mpiexec.openmpi.1, openmpi-bin 4.0.3): mpirun, mpiexec and orterun
+ *   are synonyms; -c/-n/--n/-np give the process count; -npernode/--npernode and -N launch N per
+ *   node; --map-by ppr:N:<object>[:PE=n,OVERSUBSCRIBE...]; --oversubscribe; -H/-host/--host
+ *   host[:slots] lists; -hostfile/--hostfile/-machinefile/--machinefile; -x ENV[=value] "Export
+ *   the specified environment variables to the remote nodes"; -mca/--mca key value, and the
+ *   mca_base_env_list parameter ("A;B=x") as the MCA form of -x.
+ * - Open MPI 5.0 mpirun(1) (open-mpi/ompi v5.0.x docs/man-openmpi/man1/mpirun.1.rst; ubuntu
+ *   plucky mpirun.openmpi.1, openmpi-bin 5.0.7): mpirun is prterun underneath; -n/-np,
+ *   -N (ppr:N:node),
+ *   --map-by ppr:N:node with :OVERSUBSCRIBE, -H/--host, --hostfile, -x, --mca still accepted;
+ *   --npernode is deprecated in favour of --map-by ppr:N:node but still read.
+ * - Intel MPI mpiexec.hydra (Intel MPI Library Developer Reference for Linux, 2021.x, "Global
+ *   Hydra Options" and "Local Hydra Options"): -n/-np, -ppn, -perhost, -grr, -rr, -genv VAR val,
+ *   -genvall, -genvnone, -genvlist a,b, -genvexcl, -env/-envall/-envnone/-envlist (local),
+ *   -f/-hostfile/-machinefile, -hosts/-host. By default "the entire launching node environment is
+ *   passed to the MPI processes" (Intel oneMKL developer guide, "Setting Environment Variables on
+ *   a Cluster"; Intel MPI "Environment Variables Not Propagated by Hydra" lists the exceptions).
+ * - MPICH hydra mpiexec(1) (pmodels/mpich: src/pm/hydra/mpiexec.txt; MPICH 4.0 mpiexec man page;
+ *   wiki.mpich.org Using_the_Hydra_Process_Manager): -n/-np, -ppn, -genv, -genvall (the default:
+ *   hydra passes the launcher's environment), -genvnone, -genvlist, -f/-hostfile/-machinefile,
+ *   -hosts/-host with host:n.
+ * - horovodrun (horovod/horovod: horovod/runner/launch.py for the options; horovod/runner/
+ *   mpi_run.py passes "-x NAME" for every exportable variable of its environment, so
+ *   horovodrun forwards what it has).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tg/launcher.h"
+
+enum eff {
+    E_NONE,        /* no effect we read */
+    E_NP,
+    E_PERNODE,
+    E_MAPBY,       /* OpenMPI --map-by */
+    E_OVERSUB,
+    E_NOOVERSUB,
+    E_HOSTS,
+    E_HOSTFILE,
+    E_X,           /* -x NAME[=VALUE] */
+    E_MCA,         /* --mca KEY VALUE */
+    E_GENV,        /* -genv NAME VALUE */
+    E_GENVLIST,    /* -genvlist a,b */
+    E_GENVALL,
+    E_GENVNONE,
+    E_RR,          /* hydra -rr: one process per host in turn (= -perhost 1) */
+};
+
+struct opt {
+    const char *name;
+    unsigned char nargs;
+    unsigned char eff;
+};
+
+/* Open MPI 4.1 / 5.0 mpirun. Options that take no argument are listed too, so that an
+ * unknown option can be told apart from the program. */
+static const struct opt openmpi_opts[] = {
+    {"-np", 1, E_NP}, {"--np", 1, E_NP}, {"-n", 1, E_NP}, {"--n", 1, E_NP}, {"-c", 1, E_NP},
+    {"-N", 1, E_PERNODE}, {"-npernode", 1, E_PERNODE}, {"--npernode", 1, E_PERNODE},
+    {"-map-by", 1, E_MAPBY}, {"--map-by", 1, E_MAPBY},
+    {"-oversubscribe", 0, E_OVERSUB}, {"--oversubscribe", 0, E_OVERSUB},
+    {"-nooversubscribe", 0, E_NOOVERSUB}, {"--nooversubscribe", 0, E_NOOVERSUB},
+    {"-H", 1, E_HOSTS}, {"-host", 1, E_HOSTS}, {"--host", 1, E_HOSTS},
+    {"-hostfile", 1, E_HOSTFILE}, {"--hostfile", 1, E_HOSTFILE},
+    {"-machinefile", 1, E_HOSTFILE}, {"--machinefile", 1, E_HOSTFILE},
+    {"-default-hostfile", 1, E_HOSTFILE}, {"--default-hostfile", 1, E_HOSTFILE},
+    {"-x", 1, E_X},
+    {"-mca", 2, E_MCA}, {"--mca", 2, E_MCA}, {"-gmca", 2, E_MCA}, {"--gmca", 2, E_MCA},
+    {"-pmixmca", 2, E_NONE}, {"--pmixmca", 2, E_NONE}, {"-prtemca", 2, E_NONE},
+    {"--prtemca", 2, E_NONE},
+    {"-npersocket", 1, E_NONE}, {"--npersocket", 1, E_NONE},
+    {"-rank-by", 1, E_NONE}, {"--rank-by", 1, E_NONE}, {"-bind-to", 1, E_NONE},
+    {"--bind-to", 1, E_NONE}, {"-prefix", 1, E_NONE}, {"--prefix", 1, E_NONE},
+    {"-wdir", 1, E_NONE}, {"--wdir", 1, E_NONE}, {"-wd", 1, E_NONE}, {"--wd", 1, E_NONE},
+    {"-path", 1, E_NONE}, {"--path", 1, E_NONE}, {"-preload-files", 1, E_NONE},
+    {"--preload-files", 1, E_NONE}, {"-tmpdir", 1, E_NONE}, {"--tmpdir", 1, E_NONE},
+    {"-output-filename", 1, E_NONE}, {"--output-filename", 1, E_NONE},
+    {"-report-uri", 1, E_NONE}, {"--report-uri", 1, E_NONE}, {"-report-pid", 1, E_NONE},
+    {"--report-pid", 1, E_NONE}, {"-rankfile", 1, E_NONE}, {"--rankfile", 1, E_NONE},
+    {"-rf", 1, E_NONE}, {"-cpus-per-proc", 1, E_NONE}, {"--cpus-per-proc", 1, E_NONE},
+    {"-cpus-per-rank", 1, E_NONE}, {"--cpus-per-rank", 1, E_NONE}, {"-cpu-set", 1, E_NONE},
+    {"--cpu-set", 1, E_NONE}, {"-cpu-list", 1, E_NONE}, {"--cpu-list", 1, E_NONE},
+    {"-slot-list", 1, E_NONE}, {"--slot-list", 1, E_NONE}, {"-app", 1, E_NONE},
+    {"--app", 1, E_NONE}, {"-am", 1, E_NONE}, {"--am", 1, E_NONE}, {"-tune", 1, E_NONE},
+    {"--tune", 1, E_NONE}, {"-timeout", 1, E_NONE}, {"--timeout", 1, E_NONE},
+    {"-stdin", 1, E_NONE}, {"--stdin", 1, E_NONE}, {"-ompi-server", 1, E_NONE},
+    {"--ompi-server", 1, E_NONE}, {"-launch-agent", 1, E_NONE}, {"--launch-agent", 1, E_NONE},
+    {"-max-vm-size", 1, E_NONE}, {"--max-vm-size", 1, E_NONE}, {"--output", 1, E_NONE},
+    {"--display", 1, E_NONE}, {"--runtime-options", 1, E_NONE}, {"--personality", 1, E_NONE},
+    {"-xterm", 1, E_NONE}, {"--xterm", 1, E_NONE}, {"--debugger", 1, E_NONE},
+    {"-allow-run-as-root", 0, E_NONE}, {"--allow-run-as-root", 0, E_NONE},
+    {"-tag-output", 0, E_NONE}, {"--tag-output", 0, E_NONE},
+    {"-timestamp-output", 0, E_NONE}, {"--timestamp-output", 0, E_NONE},
+    {"-display-map", 0, E_NONE}, {"--display-map", 0, E_NONE},
+    {"-display-allocation", 0, E_NONE}, {"--display-allocation", 0, E_NONE},
+    {"-display-devel-map", 0, E_NONE}, {"--display-devel-map", 0, E_NONE},
+    {"-report-bindings", 0, E_NONE}, {"--report-bindings", 0, E_NONE},
+    {"-bind-to-core", 0, E_NONE}, {"--bind-to-core", 0, E_NONE},
+    {"-bind-to-socket", 0, E_NONE}, {"--bind-to-socket", 0, E_NONE},
+    {"-bynode", 0, E_NONE}, {"--bynode", 0, E_NONE}, {"-byslot", 0, E_NONE},
+    {"--byslot", 0, E_NONE}, {"-q", 0, E_NONE}, {"--quiet", 0, E_NONE}, {"-v", 0, E_NONE},
+    {"--verbose", 0, E_NONE}, {"-d", 0, E_NONE}, {"--debug", 0, E_NONE},
+    {"--debug-daemons", 0, E_NONE}, {"-noprefix", 0, E_NONE}, {"--noprefix", 0, E_NONE},
+    {"-nolocal", 0, E_NONE}, {"--nolocal", 0, E_NONE}, {"-use-hwthread-cpus", 0, E_NONE},
+    {"--use-hwthread-cpus", 0, E_NONE}, {"-do-not-resolve", 0, E_NONE},
+    {"--do-not-resolve", 0, E_NONE}, {"--enable-recovery", 0, E_NONE},
+    {"--disable-recovery", 0, E_NONE}, {"-merge-stderr-to-stdout", 0, E_NONE},
+    {"--merge-stderr-to-stdout", 0, E_NONE}, {"-xml", 0, E_NONE}, {"--xml", 0, E_NONE},
+    {"--leave-session-attached", 0, E_NONE}, {"-s", 0, E_NONE}, {"--preload-binary", 0, E_NONE},
+    {"--show-progress", 0, E_NONE}, {"--hetero-nodes", 0, E_NONE}, {"--continuous", 0, E_NONE},
+    {"--report-state-on-timeout", 0, E_NONE}, {"--get-stack-traces", 0, E_NONE},
+    {"--index-argv-by-rank", 0, E_NONE}, {"-h", 0, E_NONE}, {"--help", 0, E_NONE},
+    {"-V", 0, E_NONE}, {"--version", 0, E_NONE},
+    {NULL, 0, 0},
+};
+
+/* Intel MPI and MPICH mpiexec.hydra (global and local options). */
+static const struct opt hydra_opts[] = {
+    {"-n", 1, E_NP}, {"-np", 1, E_NP},
+    {"-ppn", 1, E_PERNODE}, {"-perhost", 1, E_PERNODE}, {"-grr", 1, E_PERNODE},
+    {"-rr", 0, E_RR},
+    {"-genv", 2, E_GENV}, {"-env", 2, E_GENV},
+    {"-genvlist", 1, E_GENVLIST}, {"-envlist", 1, E_GENVLIST},
+    {"-genvall", 0, E_GENVALL}, {"-envall", 0, E_GENVALL},
+    {"-genvnone", 0, E_GENVNONE}, {"-envnone", 0, E_GENVNONE},
+    {"-genvexcl", 1, E_NONE}, {"-envexcl", 1, E_NONE},
+    {"-f", 1, E_HOSTFILE}, {"-hostfile", 1, E_HOSTFILE}, {"-machinefile", 1, E_HOSTFILE},
+    {"-machine", 1, E_HOSTFILE},
+    {"-hosts", 1, E_HOSTS}, {"-host", 1, E_HOSTS},
+    {"-wdir", 1, E_NONE}, {"-path", 1, E_NONE}, {"-configfile", 1, E_NONE},
+    {"-bootstrap", 1, E_NONE}, {"-bootstrap-exec", 1, E_NONE},
+    {"-bootstrap-exec-args", 1, E_NONE}, {"-launcher", 1, E_NONE},
+    {"-launcher-exec", 1, E_NONE}, {"-iface", 1, E_NONE}, {"-rmk", 1, E_NONE},
+    {"-demux", 1, E_NONE}, {"-usize", 1, E_NONE}, {"-bind-to", 1, E_NONE},
+    {"-map-by", 1, E_NONE}, {"-membind", 1, E_NONE}, {"-binding", 1, E_NONE},
+    {"-s", 1, E_NONE}, {"-outfile-pattern", 1, E_NONE}, {"-errfile-pattern", 1, E_NONE},
+    {"-prepend-pattern", 1, E_NONE}, {"-hosts-group", 1, E_NONE}, {"-nameserver", 1, E_NONE},
+    {"-branch-count", 1, E_NONE}, {"-gtool", 1, E_NONE}, {"-gtoolfile", 1, E_NONE},
+    {"-localhost", 1, E_NONE}, {"-ckpoint-prefix", 1, E_NONE}, {"-ckpointlib", 1, E_NONE},
+    {"-prepend-rank", 0, E_NONE}, {"-l", 0, E_NONE}, {"-v", 0, E_NONE},
+    {"-verbose", 0, E_NONE}, {"-info", 0, E_NONE}, {"-version", 0, E_NONE},
+    {"-print-all-exitcodes", 0, E_NONE}, {"-print-rank-map", 0, E_NONE}, {"-gdb", 0, E_NONE},
+    {"-nolocal", 0, E_NONE}, {"-ordered-output", 0, E_NONE}, {"-silent-abort", 0, E_NONE},
+    {"-disable-x", 0, E_NONE}, {"-enable-x", 0, E_NONE}, {"-ilp64", 0, E_NONE},
+    {"-check_mpi", 0, E_NONE}, {"-trace", 0, E_NONE}, {"-mps", 0, E_NONE},
+    {"-tune", 0, E_NONE}, {"-h", 0, E_NONE}, {"-help", 0, E_NONE}, {"--help", 0, E_NONE},
+    {NULL, 0, 0},
+};
+
+/* horovodrun (horovod/horovod: horovod/runner/launch.py, parse_args). */
+static const struct opt horovod_opts[] = {
+    {"-np", 1, E_NP}, {"--num-proc", 1, E_NP},
+    {"-H", 1, E_HOSTS}, {"--hosts", 1, E_HOSTS},
+    {"-hostfile", 1, E_HOSTFILE}, {"--hostfile", 1, E_HOSTFILE},
+    {"--slots-per-host", 1, E_PERNODE}, {"--slots", 1, E_PERNODE},
+    {"-p", 1, E_NONE}, {"--ssh-port", 1, E_NONE}, {"-i", 1, E_NONE},
+    {"--ssh-identity-file", 1, E_NONE}, {"--min-np", 1, E_NONE}, {"--min-num-proc", 1, E_NONE},
+    {"--max-np", 1, E_NONE}, {"--max-num-proc", 1, E_NONE},
+    {"--host-discovery-script", 1, E_NONE}, {"--network-interface", 1, E_NONE},
+    {"--network-interfaces", 1, E_NONE}, {"--output-filename", 1, E_NONE},
+    {"--start-timeout", 1, E_NONE}, {"--config-file", 1, E_NONE}, {"--mpi-args", 1, E_NONE},
+    {"--log-level", 1, E_NONE}, {"--elastic-timeout", 1, E_NONE},
+    {"--reset-limit", 1, E_NONE}, {"--cycle-time-ms", 1, E_NONE},
+    {"--cache-capacity", 1, E_NONE}, {"--fusion-threshold-mb", 1, E_NONE},
+    {"--timeline-filename", 1, E_NONE}, {"--autotune-log-file", 1, E_NONE},
+    {"--gloo-timeout-seconds", 1, E_NONE}, {"--num-nccl-streams", 1, E_NONE},
+    {"--thread-affinity", 1, E_NONE}, {"--blacklist-cooldown-range", 2, E_NONE},
+    {"--gloo", 0, E_NONE}, {"--mpi", 0, E_NONE}, {"--jsrun", 0, E_NONE}, {"--tcp", 0, E_NONE},
+    {"--verbose", 0, E_NONE}, {"--disable-cache", 0, E_NONE}, {"-cb", 0, E_NONE},
+    {"--check-build", 0, E_NONE}, {"-v", 0, E_NONE}, {"--version", 0, E_NONE},
+    {"--mpi-threads-disable", 0, E_NONE}, {"--prefix-output-with-timestamp", 0, E_NONE},
+    {NULL, 0, 0},
+};
+
+static const char *const launchers[] = {"mpirun", "mpiexec", "mpiexec.hydra", "orterun",
+                                        "prterun", "horovodrun", NULL};
+
+bool tg_launcher_is_mpi(const char *word)
+{
+    const char *b = strrchr(word, '/');
+    b = b ? b + 1 : word;
+    for (size_t i = 0; launchers[i]; i++)
+        if (strcmp(b, launchers[i]) == 0)
+            return true;
+    return false;
+}
+
+int tg_mpi_impl_parse(const char *s, enum tg_mpi_impl *out)
+{
+    if (!s || !*s || strcmp(s, "OpenMPI") == 0)
+        *out = TG_MPI_OPENMPI;
+    else if (strcmp(s, "Intel") == 0)
+        *out = TG_MPI_INTEL;
+    else if (strcmp(s, "MPICH") == 0)
+        *out = TG_MPI_MPICH;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
+{
+    switch (impl) {
+    case TG_MPI_INTEL:
+        return "Intel";
+    case TG_MPI_MPICH:
+        return "MPICH";
+    default:
+        return "OpenMPI";
+    }
+}
+
+void tg_launch_init(struct tg_launch *l)
+{
+    memset(l, 0, sizeof(*l));
+}
+
+void tg_mpirun_release(struct tg_mpirun *run)
+{
+    for (size_t i = 0; i < run->nfwd; i++) {
+        free(run->fwd[i].name);
+        free(run->fwd[i].value);
+    }
+    free(run->fwd);
+    run->fwd = NULL;
+    run->nfwd = 0;
+}
+
+void tg_launch_release(struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++)
+        tg_mpirun_release(&l->runs[i]);
+    free(l->runs);
+    tg_launch_init(l);
+}
+
+const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, const char *name)
+{
+    for (size_t i = 0; i < run->nfwd; i++)
+        if (strcmp(run->fwd[i].name, name) == 0)
+            return &run->fwd[i];
+    return NULL;
+}
+
+/* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). */
+static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, const char *value,
+                   bool value_resolved)
+{
+    char *n = strndup(name, namelen);
+    char *v = value ? strdup(value) : NULL;
+    if (!n || (value && !v))
+        goto out_nomem;
+    for (size_t i = 0; i < run->nfwd; i++) {
+        if (strcmp(run->fwd[i].name, n) == 0) {
+            free(n);
+            free(run->fwd[i].value);
+            run->fwd[i].value = v;
+            run->fwd[i].value_resolved = value && value_resolved;
+            return 0;
+        }
+    }
+    struct tg_launch_fwd *f = realloc(run->fwd, (run->nfwd + 1) * sizeof(*f));
+    if (!f)
+        goto out_nomem;
+    run->fwd = f;
+    f[run->nfwd].name = n;
+    f[run->nfwd].value = v;
+    f[run->nfwd].value_resolved = value && value_resolved;
+    run->nfwd++;
+    return 0;
+out_nomem:
+    free(n);
+    free(v);
+    return -ENOMEM;
+}
+
+static bool valid_name(const char *s, size_t len)
+{
+    if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+            return false;
+    return true;
+}
+
+/* "A;B=1;C" (Open MPI mca_base_env_list: ';'-separated NAME or NAME=VALUE). */
+int tg_mpirun_add_env_list(struct tg_mpirun *run, const char *list)
+{
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ";");
+        size_t nl = strcspn(p, "=;");
+        while (nl && isspace((unsigned char)p[nl - 1]))
+            nl--;
+        const char *s = p;
+        while (nl && isspace((unsigned char)*s)) {
+            s++;
+            nl--;
+        }
+        if (valid_name(s, nl)) {
+            char val[512];
+            const char *value = NULL;
+            if (s[nl] == '=') {
+                size_t vl = len - (size_t)(s + nl + 1 - p);
+                snprintf(val, sizeof(val), "%.*s", (int)vl, s + nl + 1);
+                value = val;
+            }
+            if (add_fwd(run, s, nl, value, true) < 0)
+                return -ENOMEM;
+        }
+        p += len;
+        if (*p == ';')
+            p++;
+    }
+    return 0;
+}
+
+/* A "NAME" or "NAME=VALUE" word (-x). */
+static int add_x(struct tg_mpirun *run, const struct tg_sh_word *w)
+{
+    const char *eq = strchr(w->text, '=');
+    size_t nl = eq ? (size_t)(eq - w->text) : strlen(w->text);
+    if (!valid_name(w->text, nl))
+        return 0;   /* "-x $VARS": the name itself is unknown */
+    return add_fwd(run, w->text, nl, eq ? eq + 1 : NULL, w->resolved);
+}
+
+/* "a,b" (-genvlist): names, values taken from the launcher. */
+static int add_name_list(struct tg_mpirun *run, const char *list)
+{
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (valid_name(p, len) && add_fwd(run, p, len, NULL, false) < 0)
+            return -ENOMEM;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+/* Sets v from a count word: a non-negative decimal integer, else unresolved with a reason. */
+static void set_count(struct tg_launch_value *v, const struct tg_sh_word *w, const char *opt)
+{
+    v->set = true;
+    v->resolved = false;
+    snprintf(v->text, sizeof(v->text), "%s", w->text);
+    v->reason[0] = '\0';
+    if (!w->resolved) {
+        snprintf(v->reason, sizeof(v->reason), "%s", w->reason ? w->reason : "unknown value");
+        return;
+    }
+    const char *s = w->text;
+    char *end;
+    errno = 0;
+    long long n = (*s >= '0' && *s <= '9') ? strtoll(s, &end, 10) : -1;
+    if (n < 0 || errno || *end) {
+        snprintf(v->reason, sizeof(v->reason), "%s '%.40s' is not a process count", opt, s);
+        return;
+    }
+    v->resolved = true;
+    v->value = n;
+}
+
+/* --map-by ppr:N:node[:MODIFIERS] and any :OVERSUBSCRIBE / :NOOVERSUBSCRIBE modifier. */
+static void read_map_by(struct tg_mpirun *run, const struct tg_sh_word *w)
+{
+    const char *t = w->text;
+    const char *p = t;
+    while (*p) {
+        size_t len = strcspn(p, ":,");
+        if (len == 13 && strncasecmp(p, "OVERSUBSCRIBE", 13) == 0)
+            run->oversubscribe = true;
+        else if (len == 15 && strncasecmp(p, "NOOVERSUBSCRIBE", 15) == 0)
+            run->oversubscribe = false;
+        p += len;
+        if (*p)
+            p++;
+    }
+    if (strncasecmp(t, "ppr:", 4) != 0)
+        return;
+    const char *num = t + 4;
+    size_t nlen = strcspn(num, ":");
+    const char *obj = num + nlen;
+    if (*obj != ':' || strncasecmp(obj + 1, "node", 4) != 0 || (obj[5] && obj[5] != ':' &&
+                                                                 obj[5] != ','))
+        return;   /* ppr:N:socket and friends: per socket, not per node */
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.*s", (int)(nlen < 63 ? nlen : 63), num);
+    struct tg_sh_word nw = {.text = buf, .resolved = w->resolved, .reason = w->reason};
+    set_count(&run->per_node, &nw, "--map-by ppr");
+    snprintf(run->per_node.text, sizeof(run->per_node.text), "%s", t);
+}
+
+/* -H a:2,b:2 (OpenMPI: a host alone is one slot; hydra host:n the same way). */
+static void read_hosts(struct tg_mpirun *run, const struct tg_sh_word *w)
+{
+    bool first = !run->hosts;
+    run->hosts = true;
+    if (first)
+        run->host_slots_known = true;
+    if (!w->resolved) {
+        run->host_slots_known = false;
+        return;
+    }
+    const char *p = w->text;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        const char *colon = memchr(p, ':', len);
+        long long slots = 1;
+        if (colon) {
+            char buf[32];
+            size_t sl = len - (size_t)(colon + 1 - p);
+            snprintf(buf, sizeof(buf), "%.*s", (int)(sl < 31 ? sl : 31), colon + 1);
+            char *end;
+            errno = 0;
+            slots = strtoll(buf, &end, 10);
+            if (errno || *end || !buf[0] || slots < 0)
+                run->host_slots_known = false;
+        }
+        if (len > 0) {
+            run->nhosts++;
+            if (run->host_slots_known)
+                run->host_slots += slots;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+}
+
+static const struct opt *find_opt(const struct opt *tab, const char *word, const char **inl)
+{
+    *inl = NULL;
+    for (size_t i = 0; tab[i].name; i++)
+        if (strcmp(tab[i].name, word) == 0)
+            return &tab[i];
+    const char *eq = strchr(word, '=');
+    if (!eq || word[1] != '-')
+        return NULL;   /* --opt=value only for long options */
+    for (size_t i = 0; tab[i].name; i++) {
+        if (tab[i].nargs == 1 && strlen(tab[i].name) == (size_t)(eq - word) &&
+            strncmp(tab[i].name, word, (size_t)(eq - word)) == 0) {
+            *inl = eq + 1;
+            return &tab[i];
+        }
+    }
+    return NULL;
+}
+
+/* Applies one option with its arguments. */
+static int apply(struct tg_mpirun *run, const struct opt *o, const struct tg_sh_word *a,
+                 struct tg_launch_value *ctx_np)
+{
+    switch (o->eff) {
+    case E_NP:
+        set_count(ctx_np, &a[0], o->name);
+        break;
+    case E_PERNODE:
+        set_count(&run->per_node, &a[0], o->name);
+        break;
+    case E_RR: {
+        struct tg_sh_word one = {.text = "1", .resolved = true};
+        set_count(&run->per_node, &one, o->name);
+        snprintf(run->per_node.text, sizeof(run->per_node.text), "-rr");
+        break;
+    }
+    case E_MAPBY:
+        read_map_by(run, &a[0]);
+        break;
+    case E_OVERSUB:
+        run->oversubscribe = true;
+        break;
+    case E_NOOVERSUB:
+        run->oversubscribe = false;
+        break;
+    case E_HOSTS:
+        read_hosts(run, &a[0]);
+        break;
+    case E_HOSTFILE:
+        run->hostfile = true;
+        snprintf(run->hostfile_path, sizeof(run->hostfile_path), "%s",
+                 a[0].resolved ? a[0].text : "");
+        break;
+    case E_X:
+        return add_x(run, &a[0]);
+    case E_MCA:
+        if (strcmp(a[0].text, "mca_base_env_list") == 0 && a[1].resolved)
+            return tg_mpirun_add_env_list(run, a[1].text);
+        break;
+    case E_GENV:
+        if (valid_name(a[0].text, strlen(a[0].text)))
+            return add_fwd(run, a[0].text, strlen(a[0].text), a[1].text,
+                           a[0].resolved && a[1].resolved);
+        break;
+    case E_GENVLIST:
+        if (a[0].resolved)
+            return add_name_list(run, a[0].text);
+        break;
+    case E_GENVALL:
+        run->forward_all = true;
+        run->forward_none = false;
+        break;
+    case E_GENVNONE:
+        run->forward_none = true;
+        run->forward_all = false;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void add_counts(struct tg_launch_value *total, const struct tg_launch_value *ctx,
+                       bool first)
+{
+    if (first) {
+        *total = *ctx;
+        return;
+    }
+    if (!total->set)
+        return;
+    if (!ctx->set) {
+        total->resolved = false;
+        snprintf(total->reason, sizeof(total->reason),
+                 "an app context after ':' has no process count");
+        return;
+    }
+    if (total->resolved && ctx->resolved) {
+        if (__builtin_add_overflow(total->value, ctx->value, &total->value)) {
+            total->resolved = false;
+            snprintf(total->reason, sizeof(total->reason), "process count overflows");
+        }
+    } else if (total->resolved) {
+        total->resolved = false;
+        snprintf(total->reason, sizeof(total->reason), "%s", ctx->reason);
+    }
+    size_t l = strlen(total->text);
+    snprintf(total->text + l, sizeof(total->text) - l, "+%s", ctx->text);
+}
+
+int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl impl,
+                    struct tg_mpirun *run)
+{
+    memset(run, 0, sizeof(*run));
+    if (argc == 0)
+        return 0;
+    const char *b = strrchr(argv[0].text, '/');
+    b = b ? b + 1 : argv[0].text;
+    snprintf(run->launcher, sizeof(run->launcher), "%s", b);
+    run->horovod = strcmp(b, "horovodrun") == 0;
+    run->impl = impl;
+    run->forward_all = run->horovod;
+    const struct opt *tab = run->horovod ? horovod_opts
+                          : impl == TG_MPI_OPENMPI ? openmpi_opts : hydra_opts;
+    struct tg_launch_value ctx_np;
+    memset(&ctx_np, 0, sizeof(ctx_np));
+    bool first_ctx = true;
+    size_t i = 1;
+    while (i < argc) {
+        const struct tg_sh_word *w = &argv[i];
+        if (w->text[0] != '-' || !w->text[1]) {
+            /* the program: its arguments are not ours. MPMD: another context after ':' */
+            size_t j = i;
+            while (j < argc && strcmp(argv[j].text, ":") != 0)
+                j++;
+            if (j >= argc || run->horovod)
+                break;
+            add_counts(&run->np, &ctx_np, first_ctx);
+            first_ctx = false;
+            run->mpmd = true;
+            memset(&ctx_np, 0, sizeof(ctx_np));
+            i = j + 1;
+            continue;
+        }
+        const char *inl;
+        const struct opt *o = find_opt(tab, w->text, &inl);
+        if (!o) {
+            if (!run->note[0])
+                snprintf(run->note, sizeof(run->note), "unknown %s option %.60s read as a flag",
+                         run->horovod ? "horovodrun" : tg_mpi_impl_name(impl), w->text);
+            i++;
+            continue;
+        }
+        struct tg_sh_word args[2];
+        if (inl) {
+            args[0] = *w;
+            args[0].text = (char *)inl;
+            i++;
+        } else {
+            if (i + o->nargs >= argc) {
+                if (!run->note[0])
+                    snprintf(run->note, sizeof(run->note), "%s has no value", o->name);
+                break;
+            }
+            for (size_t k = 0; k < o->nargs; k++)
+                args[k] = argv[i + 1 + k];
+            i += 1 + o->nargs;
+        }
+        if (apply(run, o, args, &ctx_np) < 0)
+            goto out_nomem;
+    }
+    add_counts(&run->np, &ctx_np, first_ctx);
+    return 0;
+out_nomem:
+    tg_mpirun_release(run);
+    return -ENOMEM;
+}
+
+/* ---- containers ----------------------------------------------------------------------------- */
+
+/* The container's env as shell variables (api-facts 1.17: $(VAR) in a value expands from
+ * variables defined earlier in the same container). */
+static int vars_from_env(json_t *container, struct tg_sh_vars *vars)
+{
+    json_t *env = json_object_get(container, "env");
+    size_t i;
+    json_t *e;
+    if (!json_is_array(env))
+        return 0;
+    json_array_foreach(env, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *val = json_object_get(e, "value");
+        if (!name || !*name)
+            continue;
+        int rc;
+        if (json_is_string(val)) {
+            char *x = tg_k8s_expand(json_string_value(val), vars, NULL, 0);
+            if (!x)
+                return -ENOMEM;
+            rc = tg_sh_vars_set(vars, name, x, NULL);
+            free(x);
+        } else if (json_object_get(e, "valueFrom")) {
+            char why[TG_LAUNCH_REASON_MAX];
+            snprintf(why, sizeof(why), "$%.60s is set from valueFrom, unknown at admission", name);
+            rc = tg_sh_vars_set(vars, name, NULL, why);
+        } else {
+            rc = tg_sh_vars_set(vars, name, "", NULL);   /* value defaults to "" */
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int push_items(json_t *arr, const struct tg_sh_vars *vars, struct tg_sh_word *words,
+                      size_t *n)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach(arr, i, it) {
+        const char *s = json_string_value(it);
+        if (!s)
+            return -EINVAL;
+        char unknown[96];
+        struct tg_sh_word *w = &words[(*n)++];
+        w->text = tg_k8s_expand(s, vars, unknown, sizeof(unknown));
+        if (!w->text)
+            return -ENOMEM;
+        w->resolved = !unknown[0];
+        if (unknown[0]) {
+            char name[80];
+            char why[TG_LAUNCH_REASON_MAX];
+            snprintf(name, sizeof(name), "%.*s", (int)strlen(unknown) - 3, unknown + 2);
+            const struct tg_sh_var *v = tg_sh_vars_get(vars, name);
+            if (v && v->why)
+                snprintf(why, sizeof(why), "%s", v->why);
+            else
+                snprintf(why, sizeof(why), "%s is not defined in the container env", unknown);
+            w->reason = strdup(why);
+            if (!w->reason)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
+{
+    struct tg_sh_vars vars;
+    json_t *cmd = json_object_get(container, "command");
+    json_t *args = json_object_get(container, "args");
+    size_t n = 0, cap = 0;
+    struct tg_sh_word *words = NULL;
+    int rc = 0;
+    tg_sh_vars_init(&vars);
+    if ((cmd && !json_is_array(cmd) && !json_is_null(cmd)) ||
+        (args && !json_is_array(args) && !json_is_null(args)))
+        goto out;
+    cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
+          (json_is_array(args) ? json_array_size(args) : 0);
+    if (cap == 0)
+        goto out;
+    words = calloc(cap, sizeof(*words));
+    if (!words) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = vars_from_env(container, &vars);
+    if (rc == 0 && json_is_array(cmd))
+        rc = push_items(cmd, &vars, words, &n);
+    if (rc == 0 && json_is_array(args))
+        rc = push_items(args, &vars, words, &n);
+    if (rc == -EINVAL) {
+        rc = 0;      /* not an array of strings: object.invalid-field is the engine's */
+        goto out;
+    }
+    if (rc == 0)
+        rc = tg_launch_parse_words(words, n, &vars, impl, out);
+out:
+    for (size_t i = 0; i < n; i++) {
+        free(words[i].text);
+        free(words[i].reason);
+    }
+    free(words);
+    tg_sh_vars_release(&vars);
+    return rc;
+}
+
+bool tg_launch_runs_openmpi(const struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++)
+        if (l->runs[i].impl == TG_MPI_OPENMPI)
+            return true;
+    return false;
+}
+
+bool tg_launch_forwards(const struct tg_launch *l, const char *name)
+{
+    if (l->nruns == 0)
+        return false;
+    for (size_t i = 0; i < l->nruns; i++) {
+        const struct tg_mpirun *r = &l->runs[i];
+        bool all = r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none);
+        if (!all && !tg_mpirun_find_fwd(r, name))
+            return false;
+    }
+    return true;
+}
