@@ -1,8 +1,304 @@
-/* gang.c -- the gang.* rules (placeholder: its owner replaces this file). */
+/* gang.c -- the gang.* rules: gang sizes (minAvailable, minMember, minTaskMember) against the pods
+ * an MPIJob, PodGroup or Volcano Job creates, and the scheduler of a Pod that joins a PodGroup. */
+#include <stdio.h>
+#include <string.h>
+
 #include "tg/rules.h"
+
+/* Counts are int32 in every API read here; a larger value never reaches the API server, and
+ * refusing it keeps the sums below free of overflow. */
+#define GANG_COUNT_MAX 2147483647LL
+
+/* Members of a gang are pods, never nodes (api-facts 4.1: "members/tasks" of a PodGroup are pods;
+ * one node may run several). */
+
+static bool count_ok(long long v)
+{
+    return v >= 0 && v <= GANG_COUNT_MAX;
+}
+
+/* gang.negative when v < 0. Returns true when it fired. */
+static bool check_negative(struct tg_eval *ev, const char *field, const char *what, long long v)
+{
+    if (v >= 0)
+        return false;
+    tg_report(ev, "gang.negative", field, "%s %lld is negative: it counts pods and must be 0 or more",
+              what, v);
+    return true;
+}
+
+/* ---- MPIJob ------------------------------------------------------------------------------------
+ * Members = Worker replicas + 1 launcher: the minMember the operator gives its PodGroup when
+ * schedulingPolicy.minAvailable is unset (kubeflow/mpi-operator: pkg/controller/podgroup.go
+ * calculateMinAvailable; api-facts 2.4, 2.9). With runLauncherAsWorker the launcher is still one
+ * pod. Worker or Launcher replicas below 1 (negative included) are mpi.replicas, not
+ * gang.negative: one finding per mistake, and the job never starts then anyway. */
+static void gang_mpijob(struct tg_eval *ev)
+{
+    static const char field[] = "spec.runPolicy.schedulingPolicy.minAvailable";
+    const struct tg_mpi *m = &ev->wl->mpi;
+    long long workers = 0;
+    if (!m->has_min_available || check_negative(ev, field, "minAvailable", m->min_available))
+        return;
+    if (m->worker) {
+        workers = m->worker->replicas;
+        if (workers < 1 || workers > GANG_COUNT_MAX)
+            return;
+    }
+    long long members = workers + 1, min = m->min_available;
+    if (min > members) {
+        tg_report(ev, "gang.min-exceeds-members", field,
+                  "%lld is above the %lld pods this MPIJob creates (%lld workers + launcher): the "
+                  "gang waits for pods that never exist, so the job never schedules; set it to "
+                  "%lld or remove it",
+                  min, members, workers, members);
+    } else if (min < members) {
+        tg_report(ev, "gang.partial-start", field,
+                  "%lld lets the gang start with %lld of its %lld pods (%lld workers + launcher): "
+                  "MPI ranks then wait for missing peers; set it to %lld or remove it",
+                  min, min, members, workers, members);
+    }
+}
+
+/* ---- Volcano Job -------------------------------------------------------------------------------
+ * Members = the sum of task replicas (api-facts 4.2). Volcano's job webhook defaults a task's
+ * minAvailable to its replicas and a job minAvailable of 0 (or unset) to the sum of the task
+ * minimums (api-facts 4.3, volcano-sh/volcano: pkg/webhooks/admission/jobs/mutate/mutate_job.go);
+ * the job PodGroup gets minMember = job minAvailable and minTaskMember = task minimums (4.6).
+ * partitionPolicy minimums are not modelled: they can only hide a partial start, never invent
+ * one. */
+struct vc_totals {
+    long long members;      /* sum of task replicas */
+    long long task_min;     /* sum of task minimums after the webhook defaults */
+    bool members_known;     /* every task's replicas usable */
+    bool task_min_known;    /* every task's minimum usable */
+};
+
+/* One task: gang.negative, a task minAvailable above its replicas, and the totals. */
+static void vc_task(struct tg_eval *ev, json_t *task, const struct tg_path *ip, struct vc_totals *t)
+{
+    struct tg_path rp, mp;
+    long long rep = 0, min = 0;
+    const char *name = tg_get_string(NULL, task, ip, "name");
+    tg_path_key(&rp, ip, "replicas");
+    tg_path_key(&mp, ip, "minAvailable");
+    int got_r = tg_get_int(ev, task, ip, "replicas", &rep);
+    int got_m = tg_get_int(ev, task, ip, "minAvailable", &min);
+    bool rep_ok = got_r >= 0 && count_ok(rep);   /* absent replicas: 0 pods */
+    if (got_r == 1)
+        check_negative(ev, rp.field, "replicas", rep);
+    if (got_m == 1)
+        check_negative(ev, mp.field, "minAvailable", min);
+    if (rep_ok)
+        t->members += rep;
+    else
+        t->members_known = false;
+    if (got_m == 0) {
+        if (!rep_ok) {
+            t->task_min_known = false;
+            return;
+        }
+        min = rep;
+    } else if (got_m < 0 || !count_ok(min)) {
+        t->task_min_known = false;
+        return;
+    }
+    t->task_min += min;
+    if (got_m == 1 && rep_ok && min > rep) {
+        tg_report(ev, "gang.min-exceeds-members", mp.field,
+                  "task %s: %lld is above its %lld replicas: the gang waits for pods that never "
+                  "exist, so the job never schedules; set it to %lld or less",
+                  name && *name ? name : "(unnamed)", min, rep, rep);
+    }
+}
+
+/* An MPI Job (mpi plugin) whose minAvailable is defaulted from task minimums below replicas: the
+ * partial start is reported on each such task minimum, where the user can fix it. */
+static void vc_partial_tasks(struct tg_eval *ev, const struct tg_path *tp, long long members,
+                             long long task_min)
+{
+    struct tg_path ip, mp;
+    size_t i;
+    json_t *task;
+    json_array_foreach(ev->wl->vc.tasks, i, task)
+    {
+        long long rep = 0, min;
+        tg_path_index(&ip, tp, i);
+        tg_path_key(&mp, &ip, "minAvailable");
+        if (tg_get_int(NULL, task, &ip, "minAvailable", &min) != 1 ||
+            tg_get_int(NULL, task, &ip, "replicas", &rep) < 0 || min < 0 || min >= rep)
+            continue;
+        const char *name = tg_get_string(NULL, task, &ip, "name");
+        tg_report(ev, "gang.partial-start", mp.field,
+                  "task %s: %lld < its %lld replicas; with job minAvailable unset this MPI Job "
+                  "starts with %lld of its %lld pods and ranks wait for missing peers; set it to "
+                  "%lld or remove it",
+                  name && *name ? name : "(unnamed)", min, rep, task_min, members, rep);
+    }
+}
+
+static void gang_vcjob(struct tg_eval *ev)
+{
+    static const char field[] = "spec.minAvailable";
+    const struct tg_vcjob *vc = &ev->wl->vc;
+    struct vc_totals t = {0, 0, true, true};
+    struct tg_path root, sp, tp, ip;
+    size_t i;
+    json_t *task;
+    tg_path_root(&root);
+    tg_path_key(&sp, &root, "spec");
+    tg_path_key(&tp, &sp, "tasks");
+    json_array_foreach(vc->tasks, i, task)
+    {
+        tg_path_index(&ip, &tp, i);
+        if (json_is_object(task))
+            vc_task(ev, task, &ip, &t);
+        else
+            t.members_known = t.task_min_known = false;   /* reported by the workload view */
+    }
+    long long min = vc->min_available;
+    bool explicit_min = vc->has_min_available && min != 0;   /* 0 is defaulted like unset */
+    if (vc->has_min_available && check_negative(ev, field, "minAvailable", min))
+        return;
+    if (!t.members_known || !vc->tasks)
+        return;
+    if (explicit_min && min > t.members) {
+        tg_report(ev, "gang.min-exceeds-members", field,
+                  "%lld is above the %lld pods of this Job (sum of task replicas): the gang waits "
+                  "for pods that never exist, so the job never schedules; set it to %lld or less",
+                  min, t.members, t.members);
+        return;
+    }
+    if (!vc->mpi_plugin)
+        return;
+    /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin. */
+    if (explicit_min && min < t.members) {
+        tg_report(ev, "gang.partial-start", field,
+                  "%lld lets this MPI Job (mpi plugin) start with %lld of its %lld pods: ranks "
+                  "wait for missing peers; set it to %lld",
+                  min, min, t.members, t.members);
+    } else if (!explicit_min && t.task_min_known && t.task_min < t.members) {
+        vc_partial_tasks(ev, &tp, t.members, t.task_min);
+    }
+}
+
+/* ---- PodGroup ----------------------------------------------------------------------------------
+ * A PodGroup alone says nothing of how many pods will join it, so its only member count is its
+ * own minTaskMember. Volcano skips every per-task minimum when minMember is below their sum
+ * (volcano-sh/volcano: pkg/scheduler/api/job_info.go CheckTaskValid, CheckTaskReady): the task
+ * minimums the user wrote are then silently dropped. That is reported as min-exceeds-members on
+ * spec.minTaskMember, with the numbers. */
+static void gang_podgroup(struct tg_eval *ev)
+{
+    const struct tg_podgroup *pg = &ev->wl->pg;
+    struct tg_path root, sp, mp, kp;
+    const char *key;
+    json_t *v;
+    long long sum = 0;
+    bool known = true;
+    tg_path_root(&root);
+    tg_path_key(&sp, &root, "spec");
+    tg_path_key(&mp, &sp, "minTaskMember");
+    if (pg->has_min_member) {
+        tg_path_key(&kp, &sp, "minMember");
+        check_negative(ev, kp.field, "minMember", pg->min_member);
+    }
+    json_object_foreach(pg->min_task_member, key, v)
+    {
+        long long n = 0;
+        if (json_is_null(v))
+            continue;   /* null counts as absent */
+        tg_path_key(&kp, &mp, key);
+        int got = tg_get_int(ev, pg->min_task_member, &mp, key, &n);
+        if (got < 0 || !count_ok(n)) {
+            if (got == 1)
+                check_negative(ev, kp.field, "minTaskMember", n);
+            known = false;
+            continue;
+        }
+        sum += n;
+    }
+    if (known && pg->has_min_member && count_ok(pg->min_member) && sum > pg->min_member) {
+        tg_report(ev, "gang.min-exceeds-members", mp.field,
+                  "the entries add up to %lld pods, above minMember %lld: Volcano then ignores "
+                  "every per-task minimum and gangs only %lld pods; set minMember to %lld or more",
+                  sum, pg->min_member, pg->min_member, sum);
+    }
+}
+
+/* ---- Pod ---------------------------------------------------------------------------------------
+ * A Pod joins a PodGroup with the annotation scheduling.k8s.io/group-name, which only a Volcano
+ * scheduler reads (api-facts 4.6; volcano-sh/volcano: pkg/scheduler/api/job_info.go getJobID).
+ * The newer scheduling.volcano.sh/group-name also names a group (getJobID ignores it, but it shows
+ * the same intent), so either one makes the Pod a gang member here. */
+static bool is_volcano_scheduler(const struct tg_policy *p, const char *name)
+{
+    if (!p || p->nvolcano == 0)
+        return !strcmp(name, "volcano");
+    for (size_t i = 0; i < p->nvolcano; i++) {
+        if (p->volcano_schedulers[i] && !strcmp(p->volcano_schedulers[i], name))
+            return true;
+    }
+    return false;
+}
+
+static void gang_pod(struct tg_eval *ev)
+{
+    static const char *const keys[] = {"scheduling.k8s.io/group-name",
+                                       "scheduling.volcano.sh/group-name"};
+    const struct tg_workload *wl = ev->wl;
+    struct tg_path root, ap;
+    const char *group = NULL, *key = NULL;
+    tg_path_root(&root);
+    tg_path_key(&ap, &root, "metadata");
+    tg_path_key(&ap, &ap, "annotations");
+    for (size_t i = 0; i < 2 && !group; i++) {
+        const char *g = tg_get_string(ev, wl->annotations, &ap, keys[i]);
+        if (g && *g) {
+            group = g;
+            key = keys[i];
+        }
+    }
+    if (!group || wl->ntpl == 0)
+        return;
+    const struct tg_template *t = &wl->tpl[0];
+    json_t *raw = json_object_get(t->spec, "schedulerName");
+    const char *sched = tg_get_string(ev, t->spec, &t->spec_path, "schedulerName");
+    if (raw && !json_is_null(raw) && !sched)
+        return;   /* not a string: object.invalid-field says so */
+    if (sched && *sched && is_volcano_scheduler(ev->policy, sched))
+        return;
+    const char *want = ev->policy && ev->policy->nvolcano && ev->policy->volcano_schedulers[0]
+                           ? ev->policy->volcano_schedulers[0]
+                           : "volcano";
+    char seen[96];
+    if (sched && *sched)
+        snprintf(seen, sizeof(seen), "\"%s\"", sched);
+    else
+        snprintf(seen, sizeof(seen), "unset (default-scheduler)");
+    tg_report(ev, "gang.scheduler-mismatch", "spec.schedulerName",
+              "the Pod joins PodGroup %s (%s) but schedulerName is %s, which ignores the gang: set "
+              "schedulerName: %s",
+              group, key, seen, want);
+}
 
 int tg_rules_gang(struct tg_eval *ev)
 {
-    (void)ev;
+    switch (ev->wl->kind) {
+    case TG_KIND_POD:
+        gang_pod(ev);
+        break;
+    case TG_KIND_MPIJOB:
+        gang_mpijob(ev);
+        break;
+    case TG_KIND_VCJOB:
+        gang_vcjob(ev);
+        break;
+    case TG_KIND_PODGROUP:
+        gang_podgroup(ev);
+        break;
+    default:
+        break;
+    }
     return 0;
 }

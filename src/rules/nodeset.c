@@ -1,8 +1,185 @@
-/* nodeset.c -- the nodeset.* rules (placeholder: its owner replaces this file). */
+/* nodeset.c -- the nodeset.* rules for Slinky NodeSets (slinky.slurm.net/v1beta1), plus
+ * gang.negative for a negative spec.replicas (SPEC section 9). */
+#include <stdio.h>
+#include <string.h>
+
 #include "tg/rules.h"
+
+/* The kind and version the object was dispatched as: the review's, else the object's own. */
+static void dispatched_as(const struct tg_eval *ev, const char **kind, const char **version)
+{
+    const struct tg_review *rv = ev->review;
+    const char *av = ev->wl->api_version;
+    const char *slash = strchr(av, '/');
+    *kind = ev->wl->kind_name;
+    *version = slash ? slash + 1 : av;
+    if (rv && rv->kind && *rv->kind) {
+        *kind = rv->kind;
+        *version = rv->version ? rv->version : "";
+    }
+}
+
+/* nodeset.kind and nodeset.api-version. No CRD serves either, so the API server never sends them
+ * to a webhook; `trainguard check` sees them in manifests (SlinkyProject/slurm-operator:
+ * api/v1beta1/nodeset_types.go NodeSetKind; CHANGELOG-1.0.md: v1alpha1 CRDs removed). Returns
+ * true when the object is written against the v1beta1 schema, so the other rules apply. */
+static bool check_kind_version(struct tg_eval *ev)
+{
+    const char *kind, *version;
+    if (ev->wl->kind != TG_KIND_NODESET_BAD)
+        return true;
+    dispatched_as(ev, &kind, &version);
+    if (!strcmp(kind, "SlurmNodeSet"))
+        tg_report(ev, "nodeset.kind", "kind",
+                  "SlurmNodeSet is not a Slinky kind and no CRD serves it: write kind: NodeSet "
+                  "(apiVersion slinky.slurm.net/v1beta1)");
+    if (!strcmp(version, "v1alpha1"))
+        tg_report(ev, "nodeset.api-version", "apiVersion",
+                  "slinky.slurm.net/v1alpha1 was removed in slurm-operator 1.0 and no CRD serves "
+                  "it: write slinky.slurm.net/v1beta1 with its fields (controllerRef, slurmd)");
+    /* v1alpha1 has another schema (clusterName, a plain PodTemplateSpec): the v1beta1 rules
+     * below would only add noise to a manifest that has to be rewritten anyway. */
+    return !strcmp(version, "v1beta1");
+}
+
+/* nodeset.controller-ref: the operator's webhook rejects an empty controllerRef.name
+ * (internal/webhook/nodeset_webhook.go, api-facts 3.6); missing or non-object fails the same way. */
+static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct tg_path *sp)
+{
+    struct tg_path cp, np;
+    json_t *raw = json_object_get(spec, "controllerRef");
+    tg_path_key(&cp, sp, "controllerRef");
+    tg_path_key(&np, &cp, "name");
+    if (!raw || json_is_null(raw)) {
+        tg_report(ev, "nodeset.controller-ref", cp.field,
+                  "is missing: set controllerRef.name to the Slurm Controller CR of this "
+                  "namespace, or the operator rejects the NodeSet");
+        return;
+    }
+    if (!json_is_object(raw)) {
+        tg_report(ev, "nodeset.controller-ref", cp.field,
+                  "is not an object: write controllerRef: {name: <Controller CR in this "
+                  "namespace>}");
+        return;
+    }
+    json_t *name = json_object_get(raw, "name");
+    const char *s = tg_get_string(ev, raw, &cp, "name");
+    if (s && *s)
+        return;
+    tg_report(ev, "nodeset.controller-ref", np.field,
+              "is %s: set it to the Slurm Controller CR of this namespace, or the operator "
+              "rejects the NodeSet",
+              !name || json_is_null(name) ? "missing" : s ? "empty" : "not a string");
+}
+
+static bool mode_known(const char *mode)
+{
+    return !strcmp(mode, "StatefulSet") || !strcmp(mode, "DaemonSet");
+}
+
+/* replicas: gang.negative below 0; nodeset.daemonset-replicas in DaemonSet mode, where the
+ * operator ignores it (api-facts 3.3). The CRD defaults replicas to 1 before a webhook sees the
+ * object, so there only a value other than 1 shows intent; `check` sees the manifest as written,
+ * where any replicas in DaemonSet mode was written by someone. */
+static void check_replicas(struct tg_eval *ev, const struct tg_path *sp)
+{
+    const struct tg_nodeset *ns = &ev->wl->ns;
+    struct tg_path rp;
+    tg_path_key(&rp, sp, "replicas");
+    if (!ns->has_replicas)
+        return;
+    if (ns->replicas < 0) {
+        tg_report(ev, "gang.negative", rp.field,
+                  "replicas %lld is negative: it counts slurmd pods and must be 0 or more",
+                  ns->replicas);
+        return;
+    }
+    if (strcmp(ns->scaling_mode, "DaemonSet") || (!ev->offline && ns->replicas == 1))
+        return;
+    tg_report(ev, "nodeset.daemonset-replicas", rp.field,
+              "replicas %lld is ignored in scalingMode DaemonSet (one pod per matching node, and "
+              "HPA scaling has no effect): remove it and size the NodeSet with nodeSelector or "
+              "tolerations",
+              ns->replicas);
+}
+
+/* nodeset.mode-field: fields of the other scalingMode, on non-default values only (SPEC 9;
+ * api/v1beta1/nodeset_types.go: ordinalPadding and pinToNode are StatefulSet-only,
+ * pruneSlurmNodeRecords NodeNotFound "Only works for ScalingMode=DaemonSet"). */
+static void check_mode_fields(struct tg_eval *ev, json_t *spec, const struct tg_path *sp)
+{
+    const char *mode = ev->wl->ns.scaling_mode;
+    struct tg_path p;
+    long long pad = 0;
+    bool pin = false;
+    int got_pad = tg_get_int(ev, spec, sp, "ordinalPadding", &pad);
+    int got_pin = tg_get_bool(ev, spec, sp, "pinToNode", &pin);
+    const char *prune = tg_get_string(ev, spec, sp, "pruneSlurmNodeRecords");
+    if (!strcmp(mode, "DaemonSet")) {
+        if (got_pad == 1 && pad > 0) {
+            tg_path_key(&p, sp, "ordinalPadding");
+            tg_report(ev, "nodeset.mode-field", p.field,
+                      "ordinalPadding %lld only applies in StatefulSet mode; in DaemonSet mode "
+                      "pods take their node's hostname: remove it",
+                      pad);
+        }
+        if (got_pin == 1 && pin) {
+            tg_path_key(&p, sp, "pinToNode");
+            tg_report(ev, "nodeset.mode-field", p.field,
+                      "pinToNode only applies in StatefulSet mode; in DaemonSet mode every pod "
+                      "is already tied to its node: remove it");
+        }
+    } else if (!strcmp(mode, "StatefulSet") && prune && !strcmp(prune, "NodeNotFound")) {
+        tg_path_key(&p, sp, "pruneSlurmNodeRecords");
+        tg_report(ev, "nodeset.mode-field", p.field,
+                  "NodeNotFound only works in DaemonSet mode and scalingMode is StatefulSet%s: "
+                  "remove it or set scalingMode: DaemonSet",
+                  ev->wl->ns.scaling_mode_set ? "" : " (the default)");
+    }
+}
+
+/* nodeset.scaling-mode-change: the controller deletes every pod created under the other mode
+ * (internal/controller/nodeset/nodeset_sync.go syncNodeSetPods, api-facts 3.3). A stored NodeSet
+ * without scalingMode is StatefulSet (SPEC 9). oldObject is the stored object: its wrong types
+ * are not the user's request, so they are not reported. */
+static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
+{
+    const struct tg_workload *wl = ev->wl;
+    struct tg_path p;
+    if (!ev->review || ev->review->op != TG_OP_UPDATE || !json_is_object(wl->old_obj))
+        return;
+    json_t *old_spec = json_object_get(wl->old_obj, "spec");
+    json_t *raw = json_object_get(old_spec, "scalingMode");
+    const char *old = !raw || json_is_null(raw) ? "StatefulSet" : json_string_value(raw);
+    const char *cur = wl->ns.scaling_mode;
+    if (!old || !mode_known(old) || !mode_known(cur) || !strcmp(old, cur))
+        return;
+    tg_path_key(&p, sp, "scalingMode");
+    tg_report(ev, "nodeset.scaling-mode-change", p.field,
+              "changes from %s to %s: the operator deletes every pod created under %s, killing "
+              "the Slurm jobs on them; drain the nodes first or create a new NodeSet",
+              old, cur, old);
+}
 
 int tg_rules_nodeset(struct tg_eval *ev)
 {
-    (void)ev;
+    struct tg_path root, sp, p;
+    if (!check_kind_version(ev))
+        return 0;
+    tg_path_root(&root);
+    tg_path_key(&sp, &root, "spec");
+    json_t *spec = json_object_get(ev->wl->obj, "spec");
+    if (!json_is_object(spec))
+        spec = NULL;   /* a wrong type is reported by the workload view */
+    const char *mode = ev->wl->ns.scaling_mode;
+    if (!mode_known(mode)) {
+        tg_path_key(&p, &sp, "scalingMode");
+        tg_report(ev, "object.invalid-field", p.field,
+                  "must be StatefulSet or DaemonSet (exact case), got \"%s\"", mode);
+    }
+    check_controller_ref(ev, spec, &sp);
+    check_replicas(ev, &sp);
+    check_mode_fields(ev, spec, &sp);
+    check_mode_change(ev, &sp);
     return 0;
 }
