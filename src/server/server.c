@@ -536,24 +536,6 @@ static void reload_policy(void)
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
 
-void tg_server_config_defaults(struct tg_server_config *c)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-    memset(c, 0, sizeof(*c));
-    c->listen = "0.0.0.0:8443";
-    c->probe_listen = "0.0.0.0:8080";
-    c->threads = n > 0 ? (unsigned int)n : 1;
-    c->shutdown_delay = 5;
-    c->drain_timeout = 30;
-    c->max_connections = 1024;
-    /* The API server waits at most 30 s for a webhook (timeoutSeconds 1..30): an idle or
-     * dribbling connection past that serves nobody. */
-    c->connection_timeout = 30;
-    c->reload_interval = 5;
-    c->max_body = TG_BODY_MAX;
-}
-
 static int load_client_ca(char **pem)
 {
     char err[512];

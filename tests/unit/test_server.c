@@ -1,0 +1,394 @@
+/* test_server.c -- the server's pure pieces: route table, content type, Content-Length, the capped
+ * body buffer, listen addresses and the decision log line. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/log.h"
+#include "tg/server.h"
+
+START_TEST(routes_find_post_validate_and_mutate)
+{
+    bool known;
+    const struct tg_route *r;
+
+    r = tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/validate", "POST", &known);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(known);
+    ck_assert_int_eq(r->handler, TG_HANDLER_VALIDATE);
+    r = tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/mutate", "POST", &known);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->handler, TG_HANDLER_MUTATE);
+}
+END_TEST
+
+START_TEST(routes_tell_wrong_method_from_unknown_path)
+{
+    bool known;
+
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/validate", "GET", &known));
+    ck_assert(known); /* 405 */
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/validat", "POST", &known));
+    ck_assert(!known); /* 404 */
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/validate/", "POST", &known));
+    ck_assert(!known);
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/VALIDATE", "POST", &known));
+    ck_assert(!known);
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, NULL, "POST", &known));
+    ck_assert(!known);
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/validate", "post", &known));
+    ck_assert(known);
+}
+END_TEST
+
+START_TEST(probe_routes_answer_get_and_head_only)
+{
+    bool known;
+    const struct tg_route *r;
+
+    r = tg_route_find(tg_probe_routes, tg_probe_route_count, "/readyz", "HEAD", &known);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->handler, TG_HANDLER_READYZ);
+    r = tg_route_find(tg_probe_routes, tg_probe_route_count, "/metrics", "GET", &known);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->handler, TG_HANDLER_METRICS);
+    ck_assert_ptr_null(
+        tg_route_find(tg_probe_routes, tg_probe_route_count, "/healthz", "POST", &known));
+    ck_assert(known);
+    /* The webhook paths are not on the probe port and vice versa. */
+    ck_assert_ptr_null(
+        tg_route_find(tg_probe_routes, tg_probe_route_count, "/validate", "POST", &known));
+    ck_assert(!known);
+    ck_assert_ptr_null(
+        tg_route_find(tg_webhook_routes, tg_webhook_route_count, "/healthz", "GET", &known));
+    ck_assert(!known);
+}
+END_TEST
+
+START_TEST(allow_header_lists_the_methods_of_a_path)
+{
+    char buf[64];
+
+    ck_assert_uint_eq(tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/mutate", buf,
+                                     sizeof(buf)), 4);
+    ck_assert_str_eq(buf, "POST");
+    tg_route_allow(tg_probe_routes, tg_probe_route_count, "/metrics", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "GET, HEAD");
+    ck_assert_uint_eq(tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/x", buf,
+                                     sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+    /* Too small a buffer never overflows. */
+    tg_route_allow(tg_probe_routes, tg_probe_route_count, "/metrics", buf, 4);
+    ck_assert_uint_lt(strlen(buf), 4);
+}
+END_TEST
+
+START_TEST(route_paths_are_unique_per_method)
+{
+    const struct tg_route *tabs[] = {tg_webhook_routes, tg_probe_routes};
+    size_t ns[] = {tg_webhook_route_count, tg_probe_route_count};
+
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < ns[t]; i++)
+            for (size_t j = i + 1; j < ns[t]; j++)
+                ck_assert(strcmp(tabs[t][i].path, tabs[t][j].path) ||
+                          strcmp(tabs[t][i].method, tabs[t][j].method));
+}
+END_TEST
+
+static const struct {
+    const char *ct;
+    bool json;
+} ct_cases[] = {
+    {"application/json", true},
+    {"application/json; charset=utf-8", true},
+    {"application/json;charset=UTF-8", true},
+    {"Application/JSON", true},
+    {"  application/json  ", true},
+    {"application/json ; charset=utf-8", true},
+    {"application/jsonx", false},
+    {"application/json-patch+json", false},
+    {"application/merge-patch+json", false},
+    {"text/json", false},
+    {"text/plain", false},
+    {"application/x-www-form-urlencoded", false},
+    {"application", false},
+    {"", false},
+    {NULL, false},
+};
+
+START_TEST(content_type_matches_json_with_parameters)
+{
+    ck_assert_msg(tg_content_type_is_json(ct_cases[_i].ct) == ct_cases[_i].json, "case '%s'",
+                  ct_cases[_i].ct ? ct_cases[_i].ct : "(null)");
+}
+END_TEST
+
+START_TEST(content_length_is_digits_only)
+{
+    unsigned long long v = 0;
+
+    ck_assert_int_eq(tg_content_length_parse("0", &v), 0);
+    ck_assert_uint_eq(v, 0);
+    ck_assert_int_eq(tg_content_length_parse("7340032", &v), 0);
+    ck_assert_uint_eq(v, 7340032);
+    ck_assert_int_eq(tg_content_length_parse("", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse(NULL, &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse("-1", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse("+5", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse(" 5", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse("5 ", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse("12abc", &v), -EINVAL);
+    ck_assert_int_eq(tg_content_length_parse("99999999999999999999999", &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(body_grows_up_to_the_cap_and_no_further)
+{
+    struct tg_body b;
+    char chunk[1000];
+
+    memset(chunk, 'x', sizeof(chunk));
+    tg_body_init(&b, 2500);
+    ck_assert_ptr_null(b.buf);
+    ck_assert_int_eq(tg_body_append(&b, chunk, 1000), 0);
+    ck_assert_int_eq(tg_body_append(&b, chunk, 1000), 0);
+    ck_assert_uint_eq(b.len, 2000);
+    ck_assert_uint_le(b.cap, 2500);
+    ck_assert_int_eq(tg_body_append(&b, chunk, 501), -EFBIG);
+    ck_assert_uint_eq(b.len, 2000); /* nothing appended */
+    ck_assert_int_eq(tg_body_append(&b, chunk, 500), 0);
+    ck_assert_uint_eq(b.len, 2500);
+    ck_assert_int_eq(b.buf[2500], '\0');
+    ck_assert_int_eq(tg_body_append(&b, chunk, 1), -EFBIG);
+    ck_assert_int_eq(tg_body_append(&b, chunk, 0), 0);
+    tg_body_release(&b);
+    ck_assert_ptr_null(b.buf);
+    ck_assert_uint_eq(b.len, 0);
+}
+END_TEST
+
+START_TEST(body_starts_small)
+{
+    struct tg_body b;
+
+    tg_body_init(&b, TG_BODY_MAX);
+    ck_assert_int_eq(tg_body_append(&b, "{}", 2), 0);
+    ck_assert_uint_le(b.cap, 4096);
+    ck_assert_str_eq(b.buf, "{}");
+    tg_body_release(&b);
+}
+END_TEST
+
+START_TEST(body_reserve_refuses_more_than_the_cap)
+{
+    struct tg_body b;
+
+    tg_body_init(&b, TG_BODY_MAX);
+    ck_assert_int_eq(tg_body_reserve(&b, TG_BODY_MAX + 1), -EFBIG);
+    ck_assert_ptr_null(b.buf);
+    ck_assert_int_eq(tg_body_reserve(&b, 10000), 0);
+    ck_assert_uint_eq(b.cap, 10000);
+    ck_assert_int_eq(tg_body_append(&b, "abc", 3), 0);
+    ck_assert_uint_eq(b.cap, 10000); /* no regrowth inside the reservation */
+    tg_body_release(&b);
+    ck_assert_uint_eq(TG_BODY_MAX, 7u * 1024 * 1024);
+}
+END_TEST
+
+START_TEST(listen_accepts_host_port_and_bracketed_v6)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char err[256];
+    char ip[INET6_ADDRSTRLEN];
+
+    ck_assert_int_eq(tg_listen_parse("127.0.0.1:8443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+    struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+    ck_assert_int_eq(ntohs(in->sin_port), 8443);
+    inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+    ck_assert_str_eq(ip, "127.0.0.1");
+
+    ck_assert_int_eq(tg_listen_parse("0.0.0.0:0", &ss, &len, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_listen_parse(":8080", &ss, &len, err, sizeof(err)), 0);
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+    ck_assert_int_eq(ntohs(((struct sockaddr_in *)&ss)->sin_port), 8080);
+
+    ck_assert_int_eq(tg_listen_parse("[::1]:9443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+    ck_assert_int_eq(ntohs(in6->sin6_port), 9443);
+    inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+    ck_assert_str_eq(ip, "::1");
+    ck_assert_int_eq(tg_listen_parse("[::]:8443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+}
+END_TEST
+
+static const char *const bad_listens[] = {
+    "", "8443", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:84a3",
+    "::1:8443", "[::1]8443", "[::1]", "[::1:8443", "127.0.0.1: 8443",
+};
+
+START_TEST(listen_refuses_malformed_addresses)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char err[256] = "";
+
+    ck_assert_msg(tg_listen_parse(bad_listens[_i], &ss, &len, err, sizeof(err)) == -EINVAL,
+                  "accepted '%s'", bad_listens[_i]);
+    ck_assert_msg(strstr(err, bad_listens[_i]) != NULL, "error does not name the value: %s", err);
+}
+END_TEST
+
+START_TEST(listen_refuses_null)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char err[256];
+
+    ck_assert_int_eq(tg_listen_parse(NULL, &ss, &len, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+START_TEST(defaults_match_the_documentation)
+{
+    struct tg_server_config c;
+
+    tg_server_config_defaults(&c);
+    ck_assert_str_eq(c.listen, "0.0.0.0:8443");
+    ck_assert_str_eq(c.probe_listen, "0.0.0.0:8080");
+    ck_assert_uint_ge(c.threads, 1);
+    ck_assert_uint_eq(c.shutdown_delay, 5);
+    ck_assert_uint_eq(c.max_body, TG_BODY_MAX);
+    ck_assert_uint_gt(c.max_connections, 0);
+    ck_assert_uint_gt(c.connection_timeout, 0);
+    ck_assert_ptr_null(c.client_ca_file);
+    ck_assert_ptr_null(c.config_file);
+}
+END_TEST
+
+START_TEST(log_levels_parse)
+{
+    enum tg_log_level l;
+
+    ck_assert_int_eq(tg_log_level_parse("debug", &l), 0);
+    ck_assert_int_eq(l, TG_LOG_DEBUG);
+    ck_assert_int_eq(tg_log_level_parse("WARN", &l), 0);
+    ck_assert_int_eq(l, TG_LOG_WARN);
+    ck_assert_int_eq(tg_log_level_parse("warning", &l), 0);
+    ck_assert_int_eq(l, TG_LOG_WARN);
+    ck_assert_int_eq(tg_log_level_parse("error", &l), 0);
+    ck_assert_int_eq(tg_log_level_parse("verbose", &l), -EINVAL);
+    ck_assert_int_eq(tg_log_level_parse("", &l), -EINVAL);
+    ck_assert_int_eq(tg_log_level_parse(NULL, &l), -EINVAL);
+    tg_log_set_level(TG_LOG_WARN);
+    ck_assert(!tg_log_enabled(TG_LOG_INFO));
+    ck_assert(tg_log_enabled(TG_LOG_ERROR));
+    tg_log_set_level(TG_LOG_INFO);
+}
+END_TEST
+
+START_TEST(decision_line_has_every_field_and_no_object)
+{
+    const char *rules[] = {"efa.env-without-device", "zone.missing"};
+    struct tg_decision d = {
+        .endpoint = "validate", .uid = "u-1", .kind = "Pod", .namespace = "ml",
+        .name = "p\"1\n", .operation = "CREATE", .user = "alice", .dry_run = true,
+        .mode = "enforce", .verdict = "denied", .rules = rules, .nrules = 2,
+        .latency_ms = 1.25,
+    };
+    char *s = tg_log_decision_format(&d);
+    json_error_t e;
+    json_t *j;
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_null(strchr(s, '\n')); /* one line, even with a newline in a name */
+    j = json_loads(s, 0, &e);
+    ck_assert_msg(j != NULL, "not JSON: %s", s);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "msg")), "admission");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "level")), "info");
+    ck_assert_ptr_nonnull(json_object_get(j, "ts"));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "uid")), "u-1");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "p\"1\n");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "user")), "alice");
+    ck_assert(json_is_true(json_object_get(j, "dryRun")));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "denied");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "mode")), "enforce");
+    ck_assert_int_eq(json_array_size(json_object_get(j, "rules")), 2);
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "rules"), 1)),
+                     "zone.missing");
+    ck_assert(json_real_value(json_object_get(j, "latency_ms")) > 1.2);
+    ck_assert_ptr_null(json_object_get(j, "object"));
+    json_decref(j);
+    free(s);
+}
+END_TEST
+
+START_TEST(decision_line_tolerates_missing_and_invalid_strings)
+{
+    struct tg_decision d = {.uid = "\xff\xfe", .kind = NULL};
+    char *s = tg_log_decision_format(&d);
+    json_t *j;
+
+    ck_assert_ptr_nonnull(s);
+    j = json_loads(s, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "kind")), "");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "uid")), "?");
+    json_decref(j);
+    free(s);
+}
+END_TEST
+
+Suite *tg_test_server_suite(void);
+Suite *tg_test_server_suite(void)
+{
+    Suite *s = suite_create("server");
+    TCase *tc = tcase_create("routes");
+    tcase_add_test(tc, routes_find_post_validate_and_mutate);
+    tcase_add_test(tc, routes_tell_wrong_method_from_unknown_path);
+    tcase_add_test(tc, probe_routes_answer_get_and_head_only);
+    tcase_add_test(tc, allow_header_lists_the_methods_of_a_path);
+    tcase_add_test(tc, route_paths_are_unique_per_method);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("headers");
+    tcase_add_loop_test(tc, content_type_matches_json_with_parameters, 0,
+                        sizeof(ct_cases) / sizeof(ct_cases[0]));
+    tcase_add_test(tc, content_length_is_digits_only);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("body");
+    tcase_add_test(tc, body_grows_up_to_the_cap_and_no_further);
+    tcase_add_test(tc, body_starts_small);
+    tcase_add_test(tc, body_reserve_refuses_more_than_the_cap);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("config");
+    tcase_add_test(tc, listen_accepts_host_port_and_bracketed_v6);
+    tcase_add_loop_test(tc, listen_refuses_malformed_addresses, 0,
+                        sizeof(bad_listens) / sizeof(bad_listens[0]));
+    tcase_add_test(tc, listen_refuses_null);
+    tcase_add_test(tc, defaults_match_the_documentation);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("log");
+    tcase_add_test(tc, log_levels_parse);
+    tcase_add_test(tc, decision_line_has_every_field_and_no_object);
+    tcase_add_test(tc, decision_line_tolerates_missing_and_invalid_strings);
+    suite_add_tcase(s, tc);
+    return s;
+}
