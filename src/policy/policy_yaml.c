@@ -247,7 +247,7 @@ static bool get_count(struct ld *l, yaml_node_t *n, const char *path, int *out)
         return false;
     }
     if (errno == ERANGE || v > MAX_COUNT) {
-        ERR(l, n, path, "%s is too large (at most %d)", describe(n, d, sizeof d), MAX_COUNT);
+        ERR(l, n, path, "%s is too large (at most %d)", clean(s, d, sizeof d, 40), MAX_COUNT);
         return false;
     }
     *out = (int)v;
@@ -954,6 +954,7 @@ static void top_pair(struct ld *l, const char *key, yaml_node_t *k, yaml_node_t 
 static void parser_error(struct ld *l, const yaml_parser_t *ps, const char *text, size_t len)
 {
     size_t line = ps->problem_mark.line + 1, col = ps->problem_mark.column + 1;
+    bool tab;
 
     if (ps->error == YAML_MEMORY_ERROR) {
         oom(l);
@@ -971,8 +972,12 @@ static void parser_error(struct ld *l, const yaml_parser_t *ps, const char *text
             }
         }
     }
-    error_at(l, line, col, NULL, "invalid YAML: %s%s%s", ps->problem ? ps->problem : "error",
-             ps->context ? " " : "", ps->context ? ps->context : "");
+    /* libyaml's words for a tab in indentation do not say "tab". */
+    tab = ps->error == YAML_SCANNER_ERROR && ps->problem_mark.index < len &&
+          text[ps->problem_mark.index] == '\t';
+    error_at(l, line, col, NULL, "invalid YAML: %s%s%s%s", ps->problem ? ps->problem : "error",
+             ps->context ? " " : "", ps->context ? ps->context : "",
+             tab ? " (a tab: YAML indents with spaces only)" : "");
 }
 
 /* Applies one YAML text to p. Returns 0, or -EINVAL with the errors in err. */
