@@ -18,16 +18,16 @@
 #include <string.h>
 
 #include "tg/instances.h"
+#include "tg/pod.h"
 #include "tg/rules.h"
 
-#define EFA_RESOURCE "vpc.amazonaws.com/efa"
 #define NOTE_ID "mutate.efa-env"
 /* Open MPI's environment form of `mpirun -x` (OMPI_MCA_<param>, param mca_base_env_list). */
 #define ENV_LIST_VAR "OMPI_MCA_mca_base_env_list"
 /* Kubernetes warnings are cut at 256 characters (api-facts 1.7); notes stay under that. */
 #define NOTE_MAX 256
-/* A template pinned to more instance types than this is treated as not pinned (no condition on
- * GPUDirect RDMA or families can then be proven for every type). */
+/* A template pinned to more instance types than this is treated as not pinned (a list that long is
+ * a family-wide selector in disguise; conditions are then not proven). */
 #define MAX_PINS 32
 
 /* The EC2 instance types a pod template is pinned to (nodeSelector or required node affinity). */
@@ -59,29 +59,13 @@ static void note(struct tg_eval *ev, const char *field, const char *fmt, ...)
 
 /* ---- what a container asks for ------------------------------------------------------------- */
 
-/* A resource count: a JSON integer or an integer string ("32"). Anything else (a quantity with a
- * suffix, "$EFA_PER_NODE", null) is not a positive count here; efa.invalid-quantity reports it. */
-static bool count_positive(json_t *v)
-{
-    if (json_is_integer(v))
-        return json_integer_value(v) > 0;
-    if (json_is_real(v))
-        return json_real_value(v) >= 1.0;
-    const char *s = json_string_value(v);
-    if (!s || !*s)
-        return false;
-    char *end;
-    errno = 0;
-    long long n = strtoll(s, &end, 10);
-    return !errno && *end == '\0' && n > 0;
-}
-
-/* Does the container request vpc.amazonaws.com/efa (limits or requests, count > 0)? */
+/* Does the container request vpc.amazonaws.com/efa? The shared predicate of include/tg/pod.h: a
+ * count above 0 in limits or requests, or an unusable value ("$EFA_PER_NODE", which
+ * efa.invalid-quantity reports): the author meant EFA, so `check --mutate` on a template still
+ * shows the env it will get. */
 static bool requests_efa(json_t *c)
 {
-    json_t *res = json_object_get(c, "resources");
-    return count_positive(json_object_get(json_object_get(res, "limits"), EFA_RESOURCE)) ||
-           count_positive(json_object_get(json_object_get(res, "requests"), EFA_RESOURCE));
+    return tg_container_requests_efa(c);
 }
 
 static bool has_env_from(json_t *c)
@@ -102,88 +86,41 @@ static bool env_defined(json_t *c, const char *name)
 
 /* ---- instance-type pins -------------------------------------------------------------------- */
 
-static bool is_type_label(const char *key)
+/* The instance types template t is pinned to (nodeSelector and required node affinity, as
+ * include/tg/pod.h reads them), copied into p. Not pinned, pinned to no node, or more than
+ * MAX_PINS types leave p empty: no condition can then be proven. Wrong JSON types are not
+ * reported here (ev NULL): the validators report them, and /mutate must not deny. */
+static int template_pins(const struct tg_template *t, struct pins *p)
 {
-    return !strcmp(key, "node.kubernetes.io/instance-type") ||
-           !strcmp(key, "beta.kubernetes.io/instance-type");
-}
-
-static void pins_add(struct pins *p, const char *type, bool *overflow)
-{
-    for (size_t i = 0; i < p->n; i++) {
-        if (!strcmp(p->type[i], type))
-            return;
-    }
-    if (p->n == MAX_PINS) {
-        *overflow = true;
-        return;
-    }
-    p->type[p->n++] = type;
-}
-
-/* The types one required node-affinity term allows: an `In` expression on the instance-type label
- * (several In expressions are ANDed; the first one is an upper bound, which is what matters for
- * "every allowed type has ..."). Returns false when the term does not restrict the type. */
-static bool term_types(json_t *term, struct pins *p, bool *overflow)
-{
-    size_t i, j;
-    json_t *e, *v;
-    json_array_foreach(json_object_get(term, "matchExpressions"), i, e)
-    {
-        const char *key = json_string_value(json_object_get(e, "key"));
-        const char *op = json_string_value(json_object_get(e, "operator"));
-        json_t *values = json_object_get(e, "values");
-        if (!key || !op || !is_type_label(key) || strcmp(op, "In") || !json_array_size(values))
-            continue;
-        json_array_foreach(values, j, v)
-        {
-            if (json_is_string(v))
-                pins_add(p, json_string_value(v), overflow);
-        }
-        return true;
-    }
-    return false;
-}
-
-/* Fills p with the types the pod spec is pinned to: a nodeSelector on the instance-type label, else
- * the union over required node-affinity terms when every term restricts the type. Anything else
- * (no pin, an unrestricted term, too many types) leaves p empty: conditions then do not hold. */
-static void template_pins(json_t *spec, struct pins *p)
-{
-    bool overflow = false;
-    const char *key;
-    json_t *v, *term;
-    size_t i;
+    struct tg_label_pin lp;
+    int rc;
     p->n = 0;
-    json_object_foreach(json_object_get(spec, "nodeSelector"), key, v)
-    {
-        if (is_type_label(key) && json_is_string(v)) {
-            pins_add(p, json_string_value(v), &overflow);
-            return;
-        }
+    if (!t)
+        return 0;
+    tg_label_pin_init(&lp);
+    if ((rc = tg_template_instance_types(NULL, t, &lp)) == 0 && lp.finite && lp.n <= MAX_PINS) {
+        for (size_t i = 0; i < lp.n; i++)
+            p->type[p->n++] = lp.values[i];
     }
-    json_t *terms = json_object_get(
-        json_object_get(json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution"),
-        "nodeSelectorTerms");
-    json_array_foreach(terms, i, term)
-    {
-        if (!term_types(term, p, &overflow)) {
-            p->n = 0;
-            return;
-        }
-    }
-    if (overflow)
-        p->n = 0;
+    tg_label_pin_release(&lp);
+    return rc;
 }
 
+/* dst = dst united with src (both non-empty); too many types make dst empty (not pinned). */
 static void pins_union(struct pins *dst, const struct pins *src)
 {
-    bool overflow = false;
-    for (size_t i = 0; i < src->n; i++)
-        pins_add(dst, src->type[i], &overflow);
-    if (overflow)
-        dst->n = 0;
+    for (size_t i = 0; i < src->n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < dst->n && !seen; j++)
+            seen = !strcmp(dst->type[j], src->type[i]);
+        if (seen)
+            continue;
+        if (dst->n == MAX_PINS) {
+            dst->n = 0;
+            return;
+        }
+        dst->type[dst->n++] = src->type[i];
+    }
 }
 
 /* Does entry e apply to a template pinned to p? gpuDirectRDMAOnly: every pinned type is known and
@@ -608,15 +545,6 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, js
 
 /* ---- per workload ---------------------------------------------------------------------------- */
 
-static bool template_requests_efa(const struct tg_template *t)
-{
-    for (size_t i = 0; t && i < t->ncontainers; i++) {
-        if (requests_efa(t->containers[i].c))
-            return true;
-    }
-    return false;
-}
-
 /* The launcher's containers[0] (the one the operator runs mpirun in), or NULL. */
 static const struct tg_container *launcher_main(const struct tg_template *t)
 {
@@ -657,7 +585,8 @@ static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, str
         goto out;
     if (requests_efa(k->c)) {
         struct pins own;
-        template_pins(m->launcher->spec, &own);
+        if ((rc = template_pins(m->launcher, &own)) < 0)
+            goto out;
         if (own.n == 0)
             p->n = 0;
         else if (p->n)
@@ -698,14 +627,14 @@ int tg_mutate_efa_env(struct tg_eval *ev)
     int rc = 0;
     if (!ev->patch || !ev->policy || !wl)
         return 0;
-    if (wl->kind == TG_KIND_MPIJOB && wl->mpi.launcher && template_requests_efa(wl->mpi.worker)) {
+    if (wl->kind == TG_KIND_MPIJOB && wl->mpi.launcher && wl->mpi.worker && tg_template_requests_efa(wl->mpi.worker)) {
         lmain = launcher_main(wl->mpi.launcher);
-        template_pins(wl->mpi.worker->spec, &worker_pins);
+        rc = template_pins(wl->mpi.worker, &worker_pins);
     }
     for (size_t t = 0; t < wl->ntpl && rc == 0; t++) {
         const struct tg_template *tpl = &wl->tpl[t];
         struct pins p;
-        template_pins(tpl->spec, &p);
+        rc = template_pins(tpl, &p);
         for (size_t i = 0; i < tpl->ncontainers && rc == 0; i++) {
             const struct tg_container *k = &tpl->containers[i];
             if (k == lmain)
