@@ -449,6 +449,78 @@ START_TEST(read_empty_file)
 }
 END_TEST
 
+/* Emits v, checks the text when want is set, and parses it back to an equal value. */
+static void round_trip(const char *json_text, const char *want_yaml)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(json_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+    char *buf = NULL, err[256];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_t *back;
+
+    ck_assert_msg(v != NULL, "bad JSON %s", json_text);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(tg_yaml_emit(v, f), 0);
+    fclose(f);
+    if (want_yaml)
+        ck_assert_msg(strcmp(buf, want_yaml) == 0, "%s emitted as:\n%s", json_text, buf);
+    back = tg_yaml_parse_one(buf, len, err, sizeof(err));
+    ck_assert_msg(back != NULL, "%s -> %s does not parse back: %s", json_text, buf, err);
+    ck_assert_msg(json_equal(v, back), "%s -> %s reads back differently", json_text, buf);
+    json_decref(back);
+    json_decref(v);
+    free(buf);
+}
+
+START_TEST(emit_round_trip)
+{
+    round_trip("{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\"}}",
+               "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n");
+    round_trip("{\"b\": 1, \"a\": [1, \"x\", null, true, false, 1.5]}",
+               "b: 1\na:\n- 1\n- x\n- null\n- true\n- false\n- 1.5\n");
+    /* Strings that plain YAML 1.1 would read as something else are quoted. */
+    round_trip("{\"v\": [\"yes\", \"y\", \"on\", \"NO\", \"true\", \"null\", \"~\", \"\", \"1\", "
+               "\"0x1F\", \"1e3\", \"1_000\", \".inf\", \"-.5\", \"08\", \"2024-01-01\"]}",
+               NULL);
+    round_trip("{\"v\": \"yes\"}", "v: \"yes\"\n");
+    round_trip("{\"v\": \"8Gi\"}", "v: 8Gi\n");
+    round_trip("{\"<<\": \"a\", \"k\": \"<<\"}", NULL);
+    round_trip("{\"v\": [\"a: b\", \"#c\", \"- d\", \"*e\", \"&f g\", \"!h\", \" lead\", \"trail \", "
+               "\"{{ .Values.x }}\", \"[x]\", \"---\", \"a # b\", \"%x\", \"@x\", \"`x\"]}",
+               NULL);
+    /* Multi-line strings: literal blocks where possible. */
+    round_trip("{\"script\": \"set -e\\nmpirun -np 16 \\\\\\n  hostname\\n\"}",
+               "script: |\n  set -e\n  mpirun -np 16 \\\n    hostname\n");
+    round_trip("{\"s\": \"a\\nb\", \"t\": \"x \\ny\", \"u\": \"\\n\\nlead\\n\\n\"}", NULL);
+    round_trip("{\"nul\": \"a\\u0000b\", \"tab\": \"a\\tb\", \"uni\": \"\\u00e9\\u4e2d\"}", NULL);
+    round_trip("{\"e\": {}, \"l\": [], \"n\": [[1, 2], {\"a\": {}}]}", NULL);
+    round_trip("{\"big\": 9223372036854775807, \"neg\": -9223372036854775808, \"f\": 0.1, "
+               "\"g\": 1e300, \"h\": -2.5e-10}",
+               NULL);
+    round_trip("[1, 2]", "- 1\n- 2\n");
+    round_trip("\"just a string\"", NULL);
+    round_trip("{\"1\": \"a\", \"true\": \"b\"}", "\"1\": a\n\"true\": b\n");
+}
+END_TEST
+
+START_TEST(emit_errors)
+{
+    json_t *v = json_object();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_int_eq(tg_yaml_emit(NULL, f), -EINVAL);
+    ck_assert_int_eq(tg_yaml_emit(v, NULL), -EINVAL);
+    ck_assert_int_eq(tg_yaml_emit(v, f), 0);
+    fclose(f);
+    ck_assert_str_eq(buf, "{}\n");
+    free(buf);
+    json_decref(v);
+}
+END_TEST
+
 Suite *tg_test_yaml_json_suite(void);
 Suite *tg_test_yaml_json_suite(void)
 {
@@ -475,6 +547,8 @@ Suite *tg_test_yaml_json_suite(void)
     tcase_add_test(tc, error_then_more_in_chunk);
     tcase_add_test(tc, read_file);
     tcase_add_test(tc, read_empty_file);
+    tcase_add_test(tc, emit_round_trip);
+    tcase_add_test(tc, emit_errors);
     suite_add_tcase(s, tc);
     return s;
 }
