@@ -1,8 +1,606 @@
-/* efa.c -- the efa.* rules (placeholder: its owner replaces this file). */
+/* efa.c -- the efa.* rules: EFA device requests, their quantities, environment and instance fit
+ * (SPEC sections 4 and 9; api-facts 1.15, 1.16 and 5). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/launcher.h"
+#include "tg/pod.h"
+#include "tg/quantity.h"
 #include "tg/rules.h"
+
+#define HUGEPAGES_PREFIX "hugepages-"
+/* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
+#define VALUE_TEXT_MAX 40
+
+/* The JSON text of v for a message ("\"$EFA_PER_NODE\"", "1.5", "null"), cut to fit. */
+static const char *value_text(const json_t *v, char *buf, size_t len)
+{
+    char *s = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(buf, len, "%s", s ? s : "?");
+    if (s && strlen(s) >= len && len > 4)
+        memcpy(buf + len - 4, "...", 4);
+    free(s);
+    return buf;
+}
+
+/* Index of the last env entry named name (the one the kubelet keeps), or -1. */
+static long env_index(json_t *container, const char *name)
+{
+    json_t *env = json_object_get(container, "env");
+    long last = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(env, i, e)
+    {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && !strcmp(n, name))
+            last = (long)i;
+    }
+    return last;
+}
+
+/* The field of env[i] of container c. */
+static void env_field(const struct tg_container *c, long i, struct tg_path *out)
+{
+    tg_path_key(out, &c->path, "env");
+    tg_path_index(out, out, (size_t)i);
+}
+
+/* The field of resources.<list>[name] of container c. */
+static void res_field(const struct tg_container *c, const char *list, const char *name,
+                      struct tg_path *out)
+{
+    tg_path_key(out, &c->path, "resources");
+    tg_path_key(out, out, list);
+    if (name)
+        tg_path_key(out, out, name);
+}
+
+/* ---- quantities: efa.invalid-quantity, efa.limit-required ---------------------------------- */
+
+/* Reports an unusable value of resource name at field; returns true when v is usable. */
+static bool check_value(struct tg_eval *ev, const char *name, const json_t *v, const char *field)
+{
+    struct tg_quantity q;
+    char txt[VALUE_TEXT_MAX];
+    bool efa = !strcmp(name, TG_RES_EFA);
+    bool ok = tg_quantity_from_json(v, &q) == 0;
+    if (efa && (!ok || !tg_quantity_is_integer(&q) || tg_quantity_is_negative(&q))) {
+        tg_report(ev, "efa.invalid-quantity", field,
+                  "is %s: the EFA count must be a non-negative integer (Kubernetes does not "
+                  "expand variables here); write the number",
+                  value_text(v, txt, sizeof(txt)));
+        return false;
+    }
+    if (!ok) {
+        tg_report(ev, "object.invalid-field", field, "is %s: %s must be a quantity (e.g. 5120Mi)",
+                  value_text(v, txt, sizeof(txt)), name);
+        return false;
+    }
+    return true;
+}
+
+/* Checks one non-overcommittable resource (EFA, hugepages-*) of container c. */
+static void check_resource(struct tg_eval *ev, const struct tg_container *c, const char *name,
+                           bool limits_usable)
+{
+    struct tg_res r;
+    struct tg_path lp, rp;
+    struct tg_quantity lq, rq;
+    char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
+    tg_container_res(c->c, name, &r);
+    res_field(c, "limits", name, &lp);
+    res_field(c, "requests", name, &rp);
+    bool lok = r.limit && check_value(ev, name, r.limit, lp.field);
+    bool rok = r.request && check_value(ev, name, r.request, rp.field);
+    if (!r.request || !rok)
+        return;
+    if (!r.limit) {
+        /* A limits block of the wrong type is reported by the typed getters; no second finding. */
+        if (limits_usable)
+            tg_report(ev, "efa.limit-required", rp.field,
+                      "requests %s without a limit, but %s cannot be overcommitted; set the same "
+                      "value in limits",
+                      value_text(r.request, a, sizeof(a)), name);
+        return;
+    }
+    if (!lok)
+        return;
+    tg_quantity_from_json(r.limit, &lq);
+    tg_quantity_from_json(r.request, &rq);
+    if (tg_quantity_cmp(&lq, &rq) != 0)
+        tg_report(ev, "efa.limit-required", rp.field,
+                  "request %s differs from limit %s; %s cannot be overcommitted: make them "
+                  "equal or drop the request",
+                  value_text(r.request, a, sizeof(a)), value_text(r.limit, b, sizeof(b)), name);
+}
+
+/* Adds the hugepages-* names of one resource map to names (deduplicated). */
+static void hugepage_names(json_t *map, const char **names, size_t *n, size_t cap)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(map, key, v)
+    {
+        if (strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
+            continue;
+        bool dup = false;
+        for (size_t i = 0; i < *n; i++)
+            dup |= !strcmp(names[i], key);
+        if (!dup && *n < cap)
+            names[(*n)++] = key;
+    }
+    (void)v;
+}
+
+static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
+{
+    struct tg_path rp;
+    const char *names[8];
+    size_t n = 0;
+    json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
+    tg_path_key(&rp, &c->path, "resources");
+    json_t *limits = tg_get_object(ev, res, &rp, "limits");
+    json_t *requests = tg_get_object(ev, res, &rp, "requests");
+    json_t *lraw = json_object_get(res, "limits");
+    bool limits_usable = !lraw || json_is_null(lraw) || json_is_object(lraw);
+    names[n++] = TG_RES_EFA;
+    hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
+    hugepage_names(requests, names, &n, sizeof(names) / sizeof(names[0]));
+    for (size_t i = 0; i < n; i++)
+        check_resource(ev, c, names[i], limits_usable);
+}
+
+/* ---- per template: hugepages, provider, hostPath ------------------------------------------- */
+
+static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
+{
+    struct tg_path lp;
+    long long n = 0;
+    if (!tg_container_requests_efa(c->c))
+        return;
+    int rc = tg_container_count(c->c, TG_RES_HUGEPAGES_2MI, &n);
+    if (rc < 0 || (rc == 1 && n > 0))
+        return;
+    res_field(c, "limits", NULL, &lp);
+    tg_report(ev, "efa.no-hugepages", lp.field,
+              "EFA without hugepages-2Mi: libfabric's EFA provider needs 2 MiB huge pages; add "
+              "hugepages-2Mi (e.g. 5120Mi) and a memory request");
+}
+
+/* FI_PROVIDER names providers and none of them is efa ("^list" excludes; "^tcp" allows efa). */
+static bool provider_excludes_efa(const char *value)
+{
+    if (!value || !*value)
+        return false;
+    if (value[0] != '^')
+        return !tg_fi_provider_selects_efa(value);
+    return tg_fi_provider_selects_efa(value + 1);
+}
+
+static void check_provider(struct tg_eval *ev, const struct tg_container *c)
+{
+    struct tg_path ep;
+    const char *v = tg_env_value(c->c, "FI_PROVIDER", NULL);
+    if (!provider_excludes_efa(v))
+        return;
+    env_field(c, env_index(c->c, "FI_PROVIDER"), &ep);
+    char txt[VALUE_TEXT_MAX];
+    snprintf(txt, sizeof(txt), "%s", v);
+    tg_report(ev, "efa.provider-mismatch", ep.field,
+              "FI_PROVIDER=%s with vpc.amazonaws.com/efa requested: libfabric will not use the "
+              "EFA device; set FI_PROVIDER=efa or drop it",
+              txt);
+}
+
+/* "/dev/infiniband" or a path below it, after folding repeated and trailing slashes and "." */
+static bool is_infiniband_path(const char *path)
+{
+    static const char *const want[] = {"dev", "infiniband"};
+    size_t k = 0;
+    const char *p = path;
+    if (*p != '/')
+        return false;
+    while (*p && k < 2) {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (n == 0)
+            break;
+        if (n == 1 && p[0] == '.') {
+            p += n;
+            continue;
+        }
+        if (n != strlen(want[k]) || strncmp(p, want[k], n))
+            return false;
+        k++;
+        p += n;
+    }
+    return k == 2 && (*p == '\0' || *p == '/');
+}
+
+static bool volume_mounted(const struct tg_template *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *mounts = json_object_get(t->containers[i].c, "volumeMounts");
+        size_t j;
+        json_t *m;
+        json_array_foreach(mounts, j, m)
+        {
+            const char *n = json_string_value(json_object_get(m, "name"));
+            if (n && !strcmp(n, name))
+                return true;
+        }
+    }
+    return false;
+}
+
+static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
+{
+    struct tg_path vp, ip, hp;
+    size_t i;
+    json_t *v;
+    json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
+    tg_path_key(&vp, &t->spec_path, "volumes");
+    json_array_foreach(vols, i, v)
+    {
+        tg_path_index(&ip, &vp, i);
+        if (!json_is_object(v))
+            continue;
+        json_t *host = tg_get_object(ev, v, &ip, "hostPath");
+        tg_path_key(&hp, &ip, "hostPath");
+        const char *path = tg_get_string(ev, host, &hp, "path");
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name))
+            continue;
+        char txt[VALUE_TEXT_MAX];
+        snprintf(txt, sizeof(txt), "%s", path);
+        tg_path_key(&hp, &hp, "path");
+        tg_report(ev, "efa.infiniband-hostpath", hp.field,
+                  "hostPath %s exposes all RDMA devices of the node and bypasses the EFA device "
+                  "plugin; remove it and request vpc.amazonaws.com/efa",
+                  txt);
+    }
+}
+
+/* ---- instance fit: efa.exceeds-instance, efa.below-instance -------------------------------- */
+
+/* The field of the first container's EFA count (limit, else request). */
+static bool efa_field(const struct tg_template *t, struct tg_path *out)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        struct tg_res r;
+        tg_container_res(t->containers[i].c, TG_RES_EFA, &r);
+        if (r.limit || r.request) {
+            res_field(&t->containers[i], r.limit ? "limits" : "requests", TG_RES_EFA, out);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Reports an unusable GPU or Neuron count (read for efa.below-instance) as object.invalid-field. */
+static void check_device_values(struct tg_eval *ev, const struct tg_template *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        struct tg_res r;
+        struct tg_path p;
+        long long n;
+        char txt[VALUE_TEXT_MAX];
+        if (tg_container_count(t->containers[i].c, name, &n) >= 0)
+            continue;
+        tg_container_res(t->containers[i].c, name, &r);
+        res_field(&t->containers[i], r.limit ? "limits" : "requests", name, &p);
+        tg_report(ev, "object.invalid-field", p.field,
+                  "is %s: %s must be a non-negative integer",
+                  value_text(r.limit ? r.limit : r.request, txt, sizeof(txt)), name);
+    }
+}
+
+/* "p5.48xlarge: 32, p4d.24xlarge: 4" for the known types of pin. */
+static void type_list(const struct tg_policy *pol, const struct tg_label_pin *pin, char *buf,
+                      size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pin->n && at + 1 < len; i++) {
+        const struct tg_instance *in = tg_policy_instance(pol, pin->values[i]);
+        if (!in)
+            continue;
+        int w = snprintf(buf + at, len - at, "%s%s: %d", at ? ", " : "", in->name, in->efa);
+        if (w < 0 || (size_t)w >= len - at) {
+            buf[at] = '\0';
+            break;
+        }
+        at += (size_t)w;
+    }
+}
+
+/* Below-instance for one type: the pod takes all of its GPUs (or Neuron devices) but not all EFA. */
+static bool takes_all_devices(const struct tg_instance *in, long long gpus, long long neuron)
+{
+    return (in->gpus > 0 && gpus == in->gpus) || (in->neuron > 0 && neuron == in->neuron);
+}
+
+static int check_instance(struct tg_eval *ev, const struct tg_template *t)
+{
+    struct tg_label_pin pin;
+    struct tg_path field;
+    long long efa = 0, gpus = 0, neuron = 0;
+    char list[90];
+    if (!ev->policy || tg_template_count(t, TG_RES_EFA, &efa) != 1 || efa <= 0)
+        return 0;
+    if (tg_template_instance_types(ev, t, &pin) < 0)
+        return -ENOMEM;
+    if (!pin.finite || pin.n == 0 || !efa_field(t, &field))
+        goto out;
+    check_device_values(ev, t, TG_RES_GPU);
+    check_device_values(ev, t, TG_RES_NEURON);
+    if (tg_template_count(t, TG_RES_GPU, &gpus) != 1)
+        gpus = 0;
+    if (tg_template_count(t, TG_RES_NEURON, &neuron) != 1)
+        neuron = 0;
+    size_t known = 0, fit = 0;
+    const struct tg_instance *below = NULL;
+    for (size_t i = 0; i < pin.n; i++) {
+        const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
+        if (!in)
+            continue;
+        known++;
+        if (efa > in->efa)
+            continue;
+        fit++;
+        if (!below && efa < in->efa && takes_all_devices(in, gpus, neuron))
+            below = in;
+    }
+    type_list(ev->policy, &pin, list, sizeof(list));
+    if (known == pin.n && fit == 0) {
+        if (pin.n == 1)
+            tg_report(ev, "efa.exceeds-instance", field.field,
+                      "%lld EFA interfaces per pod, but %s has %s: the pod can never be "
+                      "scheduled; request at most that many",
+                      efa, pin.values[0], strchr(list, ':') ? strchr(list, ':') + 2 : "fewer");
+        else
+            tg_report(ev, "efa.exceeds-instance", field.field,
+                      "%lld EFA interfaces per pod, more than any pinned instance type has (%s): "
+                      "the pod can never be scheduled",
+                      efa, list);
+        goto out;
+    }
+    if (fit > 0 && fit < known)
+        /* A warning on a warn-level rule: the deny rule only fires when nothing fits. */
+        tg_report(ev, "efa.below-instance", field.field,
+                  "%lld EFA interfaces per pod fit only some pinned instance types (%s); pin only "
+                  "types that have them",
+                  efa, list);
+    if (below)
+        tg_report(ev, "efa.below-instance", field.field,
+                  "takes all %d %s of %s but only %lld of its %d EFA interfaces: the rest stay "
+                  "idle; request %d",
+                  below->gpus > 0 && gpus == below->gpus ? below->gpus : below->neuron,
+                  below->gpus > 0 && gpus == below->gpus ? "GPUs" : "Neuron devices", below->name,
+                  efa, below->efa, below->efa);
+out:
+    tg_label_pin_release(&pin);
+    return 0;
+}
+
+/* ---- efa.env-without-device ---------------------------------------------------------------- */
+
+/* The variable and value that make a container expect EFA, or NULL. */
+static const char *efa_env(json_t *container, const char **var)
+{
+    const char *v = tg_env_value(container, "FI_PROVIDER", NULL);
+    if (tg_fi_provider_selects_efa(v)) {
+        *var = "FI_PROVIDER";
+        return v;
+    }
+    v = tg_env_value(container, "NCCL_NET", NULL);
+    if (tg_nccl_net_is_ofi(v)) {
+        *var = "NCCL_NET";
+        return v;
+    }
+    return NULL;
+}
+
+/* A DRA claim may carry the EFA device (api-facts 5.1): then the env is not known to be wrong. */
+static bool uses_resource_claims(const struct tg_template *t)
+{
+    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+        return true;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *res = json_object_get(t->containers[i].c, "resources");
+        if (json_array_size(json_object_get(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
+static bool has_efa_device(const struct tg_template *t)
+{
+    return tg_template_requests_efa(t) || uses_resource_claims(t);
+}
+
+/* Every container of t whose own env expects EFA, when t has no device. */
+static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
+{
+    if (has_efa_device(t))
+        return;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        const struct tg_container *c = &t->containers[i];
+        const char *var = NULL;
+        const char *v = efa_env(c->c, &var);
+        struct tg_path ep;
+        char txt[VALUE_TEXT_MAX];
+        if (!v)
+            continue;
+        snprintf(txt, sizeof(txt), "%s", v);
+        env_field(c, env_index(c->c, var), &ep);
+        tg_report(ev, "efa.env-without-device", ep.field,
+                  "%s=%s picks a provider but attaches no device: request vpc.amazonaws.com/efa "
+                  "in the %s template's limits (and requests)",
+                  var, txt, t->role_name);
+    }
+}
+
+/* The value of name that a launcher run hands to its ranks, or NULL. */
+static const char *forwarded_value(const struct tg_mpirun *run, json_t *container,
+                                   const char *name)
+{
+    const struct tg_launch_fwd *f = tg_mpirun_find_fwd(run, name);
+    if (f && f->value)
+        return f->value_resolved ? f->value : NULL;
+    bool all = run->forward_all || (run->impl != TG_MPI_OPENMPI && !run->forward_none);
+    if (f || all)
+        return tg_env_value(container, name, NULL);
+    return NULL;
+}
+
+/* Does a run of the launcher container forward an EFA provider selection; which variable. */
+static const char *forwards_efa(const struct tg_launch *l, json_t *container, const char **var,
+                                const char **value)
+{
+    for (size_t i = 0; i < l->nruns; i++) {
+        const char *v = forwarded_value(&l->runs[i], container, "FI_PROVIDER");
+        if (tg_fi_provider_selects_efa(v)) {
+            *var = "FI_PROVIDER";
+            *value = v;
+            return v;
+        }
+        v = forwarded_value(&l->runs[i], container, "NCCL_NET");
+        if (tg_nccl_net_is_ofi(v)) {
+            *var = "NCCL_NET";
+            *value = v;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+static enum tg_mpi_impl workload_impl(const struct tg_workload *wl)
+{
+    enum tg_mpi_impl impl = TG_MPI_OPENMPI;
+    if (wl->kind == TG_KIND_MPIJOB && tg_mpi_impl_parse(wl->mpi.implementation, &impl) < 0)
+        impl = TG_MPI_OPENMPI;
+    return impl;
+}
+
+/* A launcher container that forwards FI_PROVIDER=efa: each rank template without EFA. */
+static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
+                           const struct tg_container *c, struct tg_template **ranks, size_t nranks)
+{
+    struct tg_launch l;
+    const char *var = NULL, *value = NULL;
+    tg_launch_init(&l);
+    int rc = tg_launch_parse_container(c->c, workload_impl(ev->wl), &l);
+    if (rc < 0)
+        goto out;
+    if (!forwards_efa(&l, c->c, &var, &value))
+        goto out;
+    for (size_t i = 0; i < nranks; i++) {
+        struct tg_path fp;
+        char txt[VALUE_TEXT_MAX];
+        if (ranks[i] == lt || has_efa_device(ranks[i]))
+            continue;
+        snprintf(txt, sizeof(txt), "%s", value);
+        tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
+        tg_report(ev, "efa.env-without-device", fp.field,
+                  "mpirun hands %s=%s to the ranks: it picks a provider but attaches no device; "
+                  "request vpc.amazonaws.com/efa in the %s template's limits",
+                  var, txt, ranks[i]->role_name);
+        break;
+    }
+out:
+    tg_launch_release(&l);
+    return rc;
+}
+
+/* Does template t run an MPI launcher (any container with a launcher invocation)? */
+static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *yes)
+{
+    *yes = false;
+    for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
+        struct tg_launch l;
+        tg_launch_init(&l);
+        int rc = tg_launch_parse_container(t->containers[i].c, workload_impl(ev->wl), &l);
+        *yes = l.nruns > 0;
+        tg_launch_release(&l);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* MPIJob: ranks run on the Worker, and on the Launcher when runLauncherAsWorker or when there is
+ * no Worker (SPEC section 9). Volcano Job: a task whose container runs mpirun is a launcher; its
+ * ranks run in the other tasks. Other kinds: every template runs its own processes. */
+static int check_env_without_device(struct tg_eval *ev)
+{
+    struct tg_workload *wl = ev->wl;
+    struct tg_template **ranks = NULL;
+    bool *launcher = NULL;
+    size_t nranks = 0;
+    int rc = 0;
+    if (wl->ntpl == 0)
+        return 0;
+    ranks = calloc(wl->ntpl, sizeof(*ranks));
+    launcher = calloc(wl->ntpl, sizeof(*launcher));
+    if (!ranks || !launcher) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        struct tg_template *t = &wl->tpl[i];
+        if (wl->kind == TG_KIND_MPIJOB)
+            launcher[i] = t->role == TG_ROLE_LAUNCHER;
+        else if (wl->kind == TG_KIND_VCJOB && (rc = runs_launcher(ev, t, &launcher[i])) < 0)
+            goto out;
+        bool rank = !launcher[i] || (wl->kind == TG_KIND_MPIJOB &&
+                                     (wl->mpi.run_launcher_as_worker || !wl->mpi.worker));
+        if (rank) {
+            ranks[nranks++] = t;
+            check_own_env(ev, t);
+        }
+    }
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        if (!launcher[i])
+            continue;
+        for (size_t k = 0; k < wl->tpl[i].ncontainers && rc == 0; k++)
+            rc = check_forwarded(ev, &wl->tpl[i], &wl->tpl[i].containers[k], ranks, nranks);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    free(ranks);
+    free(launcher);
+    return rc;
+}
+
+/* ---- entry ---------------------------------------------------------------------------------- */
 
 int tg_rules_efa(struct tg_eval *ev)
 {
-    (void)ev;
-    return 0;
+    struct tg_workload *wl = ev->wl;
+    int rc;
+    if (tg_workload_spec_unchanged(wl))
+        return 0;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        const struct tg_template *t = &wl->tpl[i];
+        bool efa = tg_template_requests_efa(t);
+        for (size_t k = 0; k < t->ncontainers; k++) {
+            check_quantities(ev, &t->containers[k]);
+            if (efa) {
+                check_hugepages(ev, &t->containers[k]);
+                check_provider(ev, &t->containers[k]);
+            }
+        }
+        check_hostpath(ev, t);
+        if ((rc = check_instance(ev, t)) < 0)
+            return rc;
+    }
+    if ((rc = check_env_without_device(ev)) < 0)
+        return rc;
+    return ev->error;
 }
