@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/reader.h"
 #include "tg/review.h"
 
 static const char *const review_versions[] = {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"};
@@ -176,18 +177,15 @@ fail:
 
 int tg_review_parse(const char *buf, size_t len, struct tg_review *rv, char *err, size_t errlen)
 {
-    json_error_t jerr;
     memset(rv, 0, sizeof(*rv));
     if (len == 0) {
         snprintf(err, errlen, "empty body: expected an AdmissionReview");
         return -EINVAL;
     }
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        snprintf(err, errlen, "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column,
-                 jerr.text);
-        return -EINVAL;
-    }
+    /* Duplicate keys: the last one wins, as in Go's encoding/json on the API server's side. */
+    json_t *root = tg_reader_load(buf, len, err, errlen);
+    if (!root)
+        return strstr(err, "out of memory") ? -ENOMEM : -EINVAL;
     return tg_review_from_json(root, rv, err, errlen);
 }
 

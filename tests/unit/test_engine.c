@@ -217,7 +217,7 @@ static const struct bad_review bad_reviews[] = {
     {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":[1]}}", "object must be an object"},
     {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"}}", "dryRun"},
     {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"me\"}}", "userInfo"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"apiVersion\":\"x\"}", "malformed JSON"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"apiVersion\":\"x\"}", "unsupported apiVersion"},
 };
 
 START_TEST(bad_reviews_are_refused_with_a_reason)

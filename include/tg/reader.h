@@ -1,0 +1,27 @@
+/* reader.h -- the request-path JSON reader: parses an AdmissionReview body into a jansson tree
+ * that holds only what the rules read.
+ *
+ * Contract (differentially fuzzed against jansson, tests/fuzz/fuzz_reader.c):
+ * - it accepts exactly the inputs json_loadb(buf, len, 0, &err) accepts and rejects the others
+ *   (syntax, strict UTF-8, no \u0000, integer and real overflow, depth 2048, trailing bytes);
+ * - the tree equals jansson's tree with these members removed (tg_reader_prune does the same
+ *   removal on a jansson tree):
+ *     request.options,
+ *     request.object.status, request.object.metadata.managedFields,
+ *     request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
+ *     the same three under request.oldObject, and request.oldObject itself unless
+ *     request.kind.kind is "NodeSet" (the only rule that reads the old object).
+ * Skipped members are still fully validated; they are just never built. */
+#ifndef TG_READER_H
+#define TG_READER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* New reference, or NULL with "malformed JSON at line L, column C: reason" in err. */
+json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen);
+
+/* Removes from a full AdmissionReview tree what tg_reader_load never builds. */
+void tg_reader_prune(json_t *root);
+
+#endif

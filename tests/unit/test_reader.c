@@ -1,0 +1,115 @@
+/* test_reader.c -- the request reader accepts and rejects what jansson does, and builds jansson's
+ * tree minus the members the rules never read (differential, over crafted inputs and fixtures). */
+#include <check.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/reader.h"
+#include "tg/yaml_json.h"
+
+/* Compares reader and jansson on one input; returns 1 when both accept. */
+static int differential(const char *buf, size_t len)
+{
+    char err[256];
+    json_error_t jerr;
+    json_t *want = json_loadb(buf, len, 0, &jerr);
+    json_t *got = tg_reader_load(buf, len, err, sizeof(err));
+    ck_assert_msg((want == NULL) == (got == NULL), "accept/reject differs on [%.*s]: jansson %s, reader %s",
+                  (int)(len > 200 ? 200 : len), buf, want ? "accepts" : jerr.text,
+                  got ? "accepts" : err);
+    if (!want)
+        return 0;
+    tg_reader_prune(want);
+    if (!json_equal(want, got)) {
+        char *a = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+        char *b = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+        ck_abort_msg("trees differ:\n jansson %.300s\n reader  %.300s", a, b);
+    }
+    json_decref(want);
+    json_decref(got);
+    return 1;
+}
+
+static const char *const inputs[] = {
+    "{}", "[]", " {} ", "{} x", "", "1", "\"s\"", "{\"a\":1,\"a\":2}", "[1,]", "{\"a\":1,}",
+    "[01]", "[-0]", "[-]", "[1.]", "[.5]", "[1e]", "[1E+2]", "[1e-400]", "[1e400]", "[-1e400]",
+    "[9223372036854775807]", "[9223372036854775808]", "[-9223372036854775808]",
+    "[-9223372036854775809]", "[100000000000000000000000]", "[0.1]", "[123456789012345678901234567890.0]",
+    "[\"a\\u0000b\"]", "{\"a\\u0000\":1}", "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud83d\\ude00\"]",
+    "[\"\\ud83d\\u0041\"]", "[\"a\tb\"]", "[\"\xff\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]",
+    "[\"\xf4\x90\x80\x80\"]", "[\"\xe2\x82\"]", "[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]",
+    "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]", "[\"\\x\"]", "[\"\\u00E9\\u00e9\"]", "[\"\\u12\"]",
+    "[true,false,null]", "[tru]", "[nul]", "[\v1]", "\xef\xbb\xbf{}", "{\"a\" 1}", "{1:2}",
+    "[\"unterminated", "{\"a\":", "[[[[", "]", "}", "[1 2]", "{\"a\":1 \"b\":2}",
+    "{\"request\":{\"options\":{\"x\":[1,2,{\"y\":\"\\ud800\"}]}}}",
+    "{\"request\":{\"options\":{\"x\":[1e400]}}}",
+    "{\"request\":{\"options\":{\"x\":[\"ok\"]},\"uid\":\"u\"}}",
+    "{\"request\":{\"kind\":{\"kind\":\"Pod\"},\"oldObject\":{\"a\":1},\"object\":{\"status\":{},"
+    "\"metadata\":{\"managedFields\":[{}],\"annotations\":{\"kubectl.kubernetes.io/"
+    "last-applied-configuration\":\"{}\",\"keep\":\"me\"}}}}}",
+    "{\"request\":{\"oldObject\":{\"spec\":{\"scalingMode\":\"DaemonSet\"},\"status\":{}},"
+    "\"kind\":{\"kind\":\"NodeSet\"}}}",
+    "{\"request\":{\"oldObject\":{},\"kind\":{\"kind\":\"NodeSet\"},\"kind\":{\"kind\":\"Pod\"}}}",
+    "{\"request\":\"string\",\"request\":{\"object\":[1,{\"status\":1}]}}",
+    "{\"request\":{\"object\":{\"metadata\":{\"annotations\":[1,2]}}}}",
+    "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[\"\xff\"]}}}}",
+};
+
+START_TEST(reader_matches_jansson_on_crafted_inputs)
+{
+    differential(inputs[_i], strlen(inputs[_i]));
+}
+END_TEST
+
+START_TEST(reader_matches_jansson_on_depth_limits)
+{
+    char *deep = malloc(8200);
+    for (int depth = 2047; depth <= 2050; depth++) {
+        for (int i = 0; i < depth; i++) {
+            deep[i] = '[';
+            deep[2 * depth - 1 - i] = ']';
+        }
+        differential(deep, (size_t)(2 * depth));
+    }
+    free(deep);
+}
+END_TEST
+
+START_TEST(reader_matches_jansson_on_every_golden_request)
+{
+    DIR *d = opendir("fixtures/reviews");
+    struct dirent *e;
+    int accepted = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char path[512], err[256];
+        size_t len;
+        if (!strstr(e->d_name, ".request.json"))
+            continue;
+        snprintf(path, sizeof(path), "fixtures/reviews/%s", e->d_name);
+        char *buf = tg_read_file(path, 8u << 20, &len, err, sizeof(err));
+        ck_assert_msg(buf != NULL, "%s", err);
+        accepted += differential(buf, len);
+        /* Every prefix of a valid body is invalid for both. */
+        for (size_t cut = 0; cut < len; cut += 1 + len / 50)
+            differential(buf, cut);
+        free(buf);
+    }
+    closedir(d);
+    ck_assert_int_gt(accepted, 5);
+}
+END_TEST
+
+Suite *tg_test_reader_suite(void);
+Suite *tg_test_reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *tc = tcase_create("differential");
+    tcase_add_loop_test(tc, reader_matches_jansson_on_crafted_inputs, 0,
+                        sizeof(inputs) / sizeof(inputs[0]));
+    tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
+    tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
+    suite_add_tcase(s, tc);
+    return s;
+}
