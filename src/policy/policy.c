@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/instances.h"
 #include "tg/policy.h"
 #include "tg/rules.h"
 
@@ -55,102 +54,16 @@ void tg_policy_unref(struct tg_policy *p)
         policy_free(p);
 }
 
-static char **strv_dup(const char *const *src, size_t n)
-{
-    char **v = calloc(n ? n : 1, sizeof(*v));
-    if (!v)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!(v[i] = strdup(src[i]))) {
-            free_strv(v, i);
-            return NULL;
-        }
-    }
-    return v;
-}
-
-static const char *const default_exempt[] = {"kube-system"};
-static const char *const default_zone_labels[] = {"topology.kubernetes.io/zone",
-                                                  "failure-domain.beta.kubernetes.io/zone"};
-/* SPEC section 9: topology keys narrower than a zone. */
-static const char *const default_narrow[] = {
-    "kubernetes.io/hostname", "nvidia.com/gpu.clique", "topology.k8s.aws/network-node-layer-1",
-    "topology.k8s.aws/network-node-layer-2", "topology.k8s.aws/network-node-layer-3"};
-static const char *const default_volcano[] = {"volcano"};
-
-struct default_env {
-    const char *name, *value;
-    bool gdr_only;
-};
-/* SPEC section 5; NCCL_SOCKET_IFNAME excludes pod-id-link0 (api-facts section 6, item 14). */
-static const struct default_env default_env[] = {
-    {"FI_PROVIDER", "efa", false},
-    {"FI_EFA_USE_DEVICE_RDMA", "1", true},
-    {"NCCL_SOCKET_IFNAME", "^lo,docker,veth,pod-id-link0", false},
-};
-
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Fills the parts of the default that are tables in C. Returns 0 or -ENOMEM. */
-static int fill_default(struct tg_policy *p)
-{
-    p->mode = TG_MODE_ENFORCE;
-    p->nactions = tg_rule_count;
-    if (!(p->actions = calloc(tg_rule_count, sizeof(*p->actions))))
-        return -ENOMEM;
-    for (size_t i = 0; i < tg_rule_count; i++)
-        p->actions[i] = tg_rule_defs[i].default_action;
-    if (!(p->exempt_namespaces = strv_dup(default_exempt, N(default_exempt))))
-        return -ENOMEM;
-    p->nexempt = N(default_exempt);
-    if (!(p->zone_labels = strv_dup(default_zone_labels, N(default_zone_labels))))
-        return -ENOMEM;
-    p->nzone_labels = N(default_zone_labels);
-    if (!(p->narrow_topology_keys = strv_dup(default_narrow, N(default_narrow))))
-        return -ENOMEM;
-    p->nnarrow = N(default_narrow);
-    if (!(p->volcano_schedulers = strv_dup(default_volcano, N(default_volcano))))
-        return -ENOMEM;
-    p->nvolcano = N(default_volcano);
-    if (!(p->instances = calloc(tg_instance_table_len, sizeof(*p->instances))))
-        return -ENOMEM;
-    for (size_t i = 0; i < tg_instance_table_len; i++) {
-        const struct tg_instance_row *r = &tg_instance_table[i];
-        struct tg_instance *in = &p->instances[i];
-        if (!(in->name = strdup(r->name)))
-            return -ENOMEM;
-        p->ninstances++;
-        in->efa = r->efa;
-        in->gpus = r->gpus;
-        in->neuron = r->neuron;
-        in->neuron_cores = r->neuron_cores;
-        in->gdr = r->gdr;
-    }
-    if (!(p->inject_env = calloc(N(default_env), sizeof(*p->inject_env))))
-        return -ENOMEM;
-    for (size_t i = 0; i < N(default_env); i++) {
-        struct tg_env_entry *e = &p->inject_env[i];
-        p->ninject++;
-        if (!(e->name = strdup(default_env[i].name)) || !(e->value = strdup(default_env[i].value)))
-            return -ENOMEM;
-        e->gdr_only = default_env[i].gdr_only;
-    }
-    if (!(p->source = strdup("<embedded>")))
-        return -ENOMEM;
-    return 0;
-}
-
+/* The default is the embedded YAML (src/policy/default_policy.embed.yaml) over the C tables of
+ * rule actions and instances, loaded by src/policy/policy_yaml.c: one source for what
+ * `trainguard policy default` prints and what runs. test_policy.c checks it against SPEC. */
 struct tg_policy *tg_policy_new_default(void)
 {
-    struct tg_policy *p = calloc(1, sizeof(*p));
-    if (!p)
-        return NULL;
-    p->refcount = 1;
-    if (fill_default(p) < 0) {
-        policy_free(p);
-        return NULL;
-    }
-    return p;
+    size_t len;
+    const char *yaml = tg_policy_default_yaml(&len);
+    return tg_policy_load_yaml(yaml, len, "<embedded>", NULL, 0);
 }
 
 enum tg_mode tg_policy_mode_for(const struct tg_policy *p, const char *ns)

@@ -912,13 +912,13 @@ START_TEST(reader_keeps_old_snapshot_across_swap)
 }
 END_TEST
 
-static volatile int stop_readers;
+static int stop_readers;   /* atomic */
 
 static void *reader(void *arg)
 {
     unsigned long sum = 0;
     (void)arg;
-    while (!stop_readers) {
+    while (!__atomic_load_n(&stop_readers, __ATOMIC_RELAXED)) {
         struct tg_policy *p = tg_policy_acquire();
         sum += (unsigned long)p->mode + p->nactions + strlen(p->instances[0].name) +
                strlen(p->inject_env[0].name);
@@ -934,7 +934,7 @@ START_TEST(concurrent_readers_and_publishes)
     const char *full = "mode: warn\ninstanceTypes: {p5.48xlarge: {efa: 16}}\n";
 
     restore_published();
-    stop_readers = 0;
+    __atomic_store_n(&stop_readers, 0, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(pthread_create(&t[i], NULL, reader, NULL), 0);
     for (int i = 0; i < 60; i++) {
@@ -943,7 +943,7 @@ START_TEST(concurrent_readers_and_publishes)
         ck_assert_ptr_nonnull(p);
         tg_policy_publish(p);
     }
-    stop_readers = 1;
+    __atomic_store_n(&stop_readers, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     restore_published();
