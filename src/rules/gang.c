@@ -48,15 +48,16 @@ static void gang_mpijob(struct tg_eval *ev)
     long long members = workers + 1, min = m->min_available;
     if (min > members) {
         tg_report(ev, "gang.min-exceeds-members", field,
-                  "%lld is above the %lld pods this MPIJob creates (%lld workers + launcher): the "
-                  "gang waits for pods that never exist, so the job never schedules; set it to "
-                  "%lld or remove it",
+                  "%lld > the %lld pods this MPIJob creates (%lld workers + launcher): the gang "
+                  "waits for pods that never exist, so it never schedules; set it to %lld or "
+                  "remove it",
                   min, members, workers, members);
     } else if (min < members) {
         tg_report(ev, "gang.partial-start", field,
-                  "%lld lets the gang start with %lld of its %lld pods (%lld workers + launcher): "
-                  "MPI ranks then wait for missing peers; set it to %lld or remove it",
-                  min, min, members, workers, members);
+                  "%lld < the %lld pods this MPIJob creates (%lld workers + launcher): the gang "
+                  "may start part of them and MPI ranks hang waiting for the rest; set it to %lld "
+                  "or remove it",
+                  min, members, workers, members);
     }
 }
 
@@ -130,9 +131,9 @@ static void vc_partial_tasks(struct tg_eval *ev, const struct tg_path *tp, long 
             continue;
         const char *name = tg_get_string(NULL, task, &ip, "name");
         tg_report(ev, "gang.partial-start", mp.field,
-                  "task %s: %lld < its %lld replicas; with job minAvailable unset this MPI Job "
-                  "starts with %lld of its %lld pods and ranks wait for missing peers; set it to "
-                  "%lld or remove it",
+                  "task %s: %lld < its %lld replicas, and with job minAvailable unset the gang "
+                  "of this MPI Job is %lld of its %lld pods: ranks hang waiting for the rest; set "
+                  "it to %lld or remove it",
                   name && *name ? name : "(unnamed)", min, rep, task_min, members, rep);
     }
 }
@@ -164,8 +165,8 @@ static void gang_vcjob(struct tg_eval *ev)
         return;
     if (explicit_min && min > t.members) {
         tg_report(ev, "gang.min-exceeds-members", field,
-                  "%lld is above the %lld pods of this Job (sum of task replicas): the gang waits "
-                  "for pods that never exist, so the job never schedules; set it to %lld or less",
+                  "%lld > the %lld pods of this Job (sum of task replicas): the gang waits for "
+                  "pods that never exist, so it never schedules; set it to %lld or less",
                   min, t.members, t.members);
         return;
     }
@@ -174,9 +175,9 @@ static void gang_vcjob(struct tg_eval *ev)
     /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin. */
     if (explicit_min && min < t.members) {
         tg_report(ev, "gang.partial-start", field,
-                  "%lld lets this MPI Job (mpi plugin) start with %lld of its %lld pods: ranks "
-                  "wait for missing peers; set it to %lld",
-                  min, min, t.members, t.members);
+                  "%lld < the %lld pods of this MPI Job (mpi plugin): the gang may start part of "
+                  "them and MPI ranks hang waiting for the rest; set it to %lld",
+                  min, t.members, t.members);
     } else if (!explicit_min && t.task_min_known && t.task_min < t.members) {
         vc_partial_tasks(ev, &tp, t.members, t.task_min);
     }

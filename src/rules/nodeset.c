@@ -97,9 +97,8 @@ static void check_replicas(struct tg_eval *ev, const struct tg_path *sp)
     if (strcmp(ns->scaling_mode, "DaemonSet") || (!ev->offline && ns->replicas == 1))
         return;
     tg_report(ev, "nodeset.daemonset-replicas", rp.field,
-              "replicas %lld is ignored in scalingMode DaemonSet (one pod per matching node, and "
-              "HPA scaling has no effect): remove it and size the NodeSet with nodeSelector or "
-              "tolerations",
+              "replicas %lld is ignored in DaemonSet mode (one pod per matching node; HPA has no "
+              "effect): remove it and select nodes with nodeSelector or tolerations",
               ns->replicas);
 }
 
@@ -156,8 +155,8 @@ static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
         return;
     tg_path_key(&p, sp, "scalingMode");
     tg_report(ev, "nodeset.scaling-mode-change", p.field,
-              "changes from %s to %s: the operator deletes every pod created under %s, killing "
-              "the Slurm jobs on them; drain the nodes first or create a new NodeSet",
+              "changes from %s to %s: the operator deletes every pod made in %s mode, killing "
+              "their Slurm jobs; drain the nodes first or create a new NodeSet",
               old, cur, old);
 }
 
