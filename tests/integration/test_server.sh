@@ -1,0 +1,366 @@
+#!/usr/bin/env bash
+# test_server.sh -- `trainguard serve` end to end on 127.0.0.1: TLS, routes, status codes,
+# headers, probes, metrics, certificate checks and rotation, TLS version floor, client
+# certificates, hostile clients and graceful shutdown. Needs curl and openssl; finishes in well
+# under a minute and always kills the servers it started.
+set -u
+TG_BIN=${TG_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/trainguard}
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tg-server-it.XXXXXX")
+PIDS=()
+PASS=0
+FAIL=0
+
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
+not_ok() {
+    FAIL=$((FAIL + 1))
+    echo "not ok - $1"
+    [ $# -gt 1 ] && echo "    $2" | head -c 600 && echo
+}
+# expect DESC ACTUAL WANTED
+expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+# expect_grep DESC PATTERN FILE
+expect_grep() {
+    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no /$2/ in: $(head -c 400 "$3")"; fi
+}
+
+C="$WORK/certs"
+bash "$HERE/server_certs.sh" "$C" || { echo "cannot make certificates"; exit 1; }
+
+# Starts a server; sets SPID, WPORT (webhook) and PPORT (probes); the log is $WORK/$1.log.
+start_server() {
+    local name=$1
+    shift
+    "$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$@" 2>"$WORK/$name.log" &
+    SPID=$!
+    PIDS+=("$SPID")
+    for _ in $(seq 1 50); do
+        grep -q 'probes listening' "$WORK/$name.log" && break
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
+    PPORT=$(grep -o 'probes listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
+    [ -n "$WPORT" ] && [ -n "$PPORT" ]
+}
+
+# Runs the binary expecting a startup failure; prints "exit=N" and keeps stderr in $WORK/$1.err.
+start_fails() {
+    local name=$1
+    shift
+    timeout 10 "$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$@" \
+        >/dev/null 2>"$WORK/$name.err"
+    echo "exit=$?"
+}
+
+review() { # apiVersion uid operation -> an AdmissionReview for a small Pod
+    printf '{"apiVersion":"%s","kind":"AdmissionReview","request":{"uid":"%s",' "$1" "$2"
+    printf '"kind":{"group":"","version":"v1","kind":"Pod"},'
+    printf '"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml",'
+    printf '"name":"p1","operation":"%s","userInfo":{"username":"alice"},"dryRun":false,' "$3"
+    printf '"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},'
+    printf '"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}'
+}
+
+# post PATH BODYFILE [curl args...] -> writes $WORK/resp.{body,hdr}; prints the status code.
+# CT=... sets the Content-Type.
+post() {
+    local path=$1 body=$2
+    shift 2
+    curl -sS --max-time 10 --cacert "$C/ca.crt" -o "$WORK/resp.body" -D "$WORK/resp.hdr" \
+        -w '%{http_code}' -H "Content-Type: ${CT:-application/json}" --data-binary @"$body" \
+        "$@" "https://127.0.0.1:$WPORT$path" 2>"$WORK/resp.err"
+}
+
+metric() { # the value of an exact series on the probe port (0 when absent)
+    curl -sS --max-time 5 "http://127.0.0.1:$PPORT/metrics" |
+        awk -v s="$1" 'index($0, s " ") == 1 { v = $2 } END { print v == "" ? 0 : v }'
+}
+
+# ---- startup errors -----------------------------------------------------------------------
+out=$(timeout 5 "$TG_BIN" serve 2>&1)
+expect "serve without certificate flags is a usage error" "$?" "2"
+out=$(timeout 5 "$TG_BIN" serve --help)
+expect "serve --help exits 0" "$?" "0"
+echo "$out" | grep -q -- '--client-ca-file' && ok "--help lists --client-ca-file" ||
+    not_ok "--help lists --client-ca-file"
+expect "bad --threads is a usage error" \
+    "$(timeout 5 "$TG_BIN" serve --tls-cert-file x --tls-private-key-file y --threads 0 \
+        2>/dev/null; echo $?)" "2"
+
+expect "missing certificate file exits 1" \
+    "$(start_fails missing --tls-cert-file "$C/nope.crt" --tls-private-key-file "$C/tls.key")" \
+    "exit=1"
+expect_grep "... naming the file" "$C/nope.crt: cannot open" "$WORK/missing.err"
+expect "mismatched key exits 1" \
+    "$(start_fails mismatch --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/stray.key")" \
+    "exit=1"
+expect_grep "... naming the key and the problem" \
+    "$C/stray.key: private key does not match the certificate in $C/tls.crt" "$WORK/mismatch.err"
+expect "expired certificate exits 1" \
+    "$(start_fails expired --tls-cert-file "$C/expired.crt" \
+        --tls-private-key-file "$C/expired.key")" "exit=1"
+expect_grep "... naming the certificate and the date" "$C/expired.crt: certificate expired on 2020-01-02" \
+    "$WORK/expired.err"
+expect "key given as certificate exits 1" \
+    "$(start_fails swapped --tls-cert-file "$C/tls.key" --tls-private-key-file "$C/tls.key")" \
+    "exit=1"
+expect_grep "... saying it is not a certificate" "$C/tls.key: no PEM certificate" "$WORK/swapped.err"
+expect "unreadable client CA exits 1" \
+    "$(start_fails badca --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
+        --client-ca-file "$C/tls.key")" "exit=1"
+expect "bad listen address exits 1" \
+    "$(start_fails badlisten --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
+        --listen 127.0.0.1)" "exit=1"
+
+# ---- the main server ------------------------------------------------------------------------
+# Certificates are read through a symlink that is swapped, as a Secret volume does.
+mkdir -p "$WORK/live/a" "$WORK/live/b"
+cp "$C/tls.crt" "$C/tls.key" "$WORK/live/a/"
+ln -s a "$WORK/live/current"
+start_server main --tls-cert-file "$WORK/live/current/tls.crt" \
+    --tls-private-key-file "$WORK/live/current/tls.key" --threads 2 --reload-interval 1 \
+    --shutdown-delay 2 --connection-timeout 3 ||
+    { not_ok "server starts" "$(cat "$WORK/main.log")"; echo "$PASS passed, $FAIL failed"; exit 1; }
+ok "server starts on free ports ($WPORT, $PPORT)"
+expect_grep "startup log names subject and SANs" \
+    'serving certificate: .*subject CN=serving-one, SANs \[DNS:localhost, IP:127.0.0.1\]' \
+    "$WORK/main.log"
+
+expect "GET /healthz is 200" "$(curl -sS -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:$PPORT/healthz")" "200"
+expect "GET /readyz is 200" "$(curl -sS "http://127.0.0.1:$PPORT/readyz")" "ok"
+expect "/metrics content type" "$(curl -sS -o /dev/null -w '%{content_type}' \
+    "http://127.0.0.1:$PPORT/metrics")" "text/plain; version=0.0.4; charset=utf-8"
+expect "unknown probe path is 404" "$(curl -sS -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:$PPORT/validate")" "404"
+expect "POST on a probe is 405" "$(curl -sS -o /dev/null -w '%{http_code}' -d x \
+    "http://127.0.0.1:$PPORT/healthz")" "405"
+
+review admission.k8s.io/v1 uid-v1 CREATE > "$WORK/v1.json"
+review admission.k8s.io/v1beta1 uid-v1beta1 UPDATE > "$WORK/v1beta1.json"
+expect "POST /validate v1 is 200" "$(post '/validate?timeout=10s' "$WORK/v1.json")" "200"
+expect_grep "... Content-Type application/json" '^[Cc]ontent-[Tt]ype: application/json' \
+    "$WORK/resp.hdr"
+expect_grep "... same apiVersion and uid echoed" \
+    '^\{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":\{"uid":"uid-v1","allowed":true' \
+    "$WORK/resp.body"
+expect "POST /mutate v1beta1 is 200" "$(post /mutate "$WORK/v1beta1.json")" "200"
+expect_grep "... answered in v1beta1" '"apiVersion":"admission.k8s.io/v1beta1".*"uid":"uid-v1beta1"' \
+    "$WORK/resp.body"
+expect "charset parameter is accepted" "$(CT='application/json; charset=utf-8' \
+    post /validate "$WORK/v1.json")" "200"
+expect_grep "decision line is logged" \
+    '"msg":"admission","endpoint":"validate","uid":"uid-v1","kind":"Pod","namespace":"ml","name":"p1","operation":"CREATE","user":"alice","dryRun":false,"mode":"enforce","verdict":"allowed","rules":\[\]' \
+    "$WORK/main.log"
+if grep '"msg":"admission"' "$WORK/main.log" | grep -q busybox; then
+    not_ok "decision line never contains the object"
+else
+    ok "decision line never contains the object"
+fi
+
+code=$(curl -sS --cacert "$C/ca.crt" -o "$WORK/resp.body" -D "$WORK/resp.hdr" -w '%{http_code}' \
+    "https://127.0.0.1:$WPORT/validate")
+expect "GET /validate is 405" "$code" "405"
+expect_grep "... with Allow: POST" '^Allow: POST' "$WORK/resp.hdr"
+expect_grep "... and a JSON Status body" '"code":405' "$WORK/resp.body"
+expect "unknown path is 404" "$(post /admit "$WORK/v1.json")" "404"
+expect_grep "... with a JSON body" '"reason":"NotFound"' "$WORK/resp.body"
+expect "text/plain is 415" "$(CT=text/plain post /validate "$WORK/v1.json")" "415"
+expect_grep "... saying what it got" "Content-Type must be application/json, got 'text/plain'" \
+    "$WORK/resp.body"
+expect "application/json-patch+json is 415" "$(CT=application/json-patch+json \
+    post /validate "$WORK/v1.json")" "415"
+
+bad_case() { # desc body expected-message-regex
+    printf '%s' "$2" > "$WORK/bad.json"
+    expect "$1 is 400" "$(post /validate "$WORK/bad.json")" "400"
+    expect_grep "... saying why" "$3" "$WORK/resp.body"
+}
+bad_case "malformed JSON" '{"apiVersion":' '"code":400'
+bad_case "empty body" '' '"code":400'
+bad_case "wrong apiVersion" '{"apiVersion":"v1","kind":"AdmissionReview","request":{"uid":"x"}}' 'apiVersion'
+bad_case "wrong kind" '{"apiVersion":"admission.k8s.io/v1","kind":"Pod","request":{"uid":"x"}}' 'kind'
+bad_case "missing request" '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}' 'request'
+bad_case "missing uid" "$(review admission.k8s.io/v1 "" CREATE | sed 's/"uid":"",//')" 'uid'
+bad_case "uid of the wrong type" "$(review admission.k8s.io/v1 x CREATE | sed 's/"uid":"x"/"uid":7/')" 'uid'
+bad_case "a JSON array" '[1,2,3]' '"code":400'
+
+head -c $((7 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' > "$WORK/big.json"
+expect "body over 7 MiB (Content-Length) is 413" "$(post /validate "$WORK/big.json")" "413"
+expect_grep "... with a JSON body" '"code":413' "$WORK/resp.body"
+expect "body over 7 MiB (chunked) is 413" "$(post /validate "$WORK/big.json" \
+    -H 'Transfer-Encoding: chunked')" "413"
+expect "the server still answers after that" "$(post /validate "$WORK/v1.json")" "200"
+
+expect "metrics count the allowed Pod CREATE" "$(metric \
+    'trainguard_admission_requests_total{endpoint="validate",kind="Pod",operation="CREATE",verdict="allowed"}')" "3"
+expect "metrics count 415s" "$(metric 'trainguard_http_errors_total{code="415"}')" "2"
+expect "metrics count 413s" "$(metric 'trainguard_http_errors_total{code="413"}')" "2"
+exp=$(metric trainguard_certificate_expiry_timestamp_seconds)
+want=$(date -d "$(openssl x509 -in "$C/tls.crt" -noout -enddate | cut -d= -f2)" +%s)
+expect "certificate expiry metric is notAfter" "$exp" "$want"
+if command -v promtool >/dev/null 2>&1; then
+    curl -sS "http://127.0.0.1:$PPORT/metrics" > "$WORK/metrics.txt"
+    if promtool check metrics < "$WORK/metrics.txt" > "$WORK/promtool.out" 2>&1; then
+        ok "promtool check metrics"
+    else
+        not_ok "promtool check metrics" "$(cat "$WORK/promtool.out")"
+    fi
+else
+    echo "skip - promtool check metrics (promtool not installed: Debian package prometheus)"
+fi
+
+# ---- TLS versions and hostile clients ---------------------------------------------------------
+sc() { timeout 5 openssl s_client -connect "127.0.0.1:$WPORT" -servername localhost \
+    -CAfile "$C/ca.crt" "$@" </dev/null 2>&1; }
+sc -tls1_2 > "$WORK/tls12.out"
+expect_grep "TLS 1.2 is accepted" 'Protocol *: TLSv1.2|New, TLSv1.2' "$WORK/tls12.out"
+sc -tls1_3 > "$WORK/tls13.out"
+expect_grep "TLS 1.3 is accepted" 'New, TLSv1.3' "$WORK/tls13.out"
+# The client is made willing (security level 0); the server must still refuse.
+sc -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' > "$WORK/tls11.out"
+expect_grep "TLS 1.1 is refused" 'Cipher is \(NONE\)' "$WORK/tls11.out"
+sc -tls1 -cipher 'DEFAULT@SECLEVEL=0' > "$WORK/tls10.out"
+expect_grep "TLS 1.0 is refused" 'Cipher is \(NONE\)' "$WORK/tls10.out"
+expect "curl --tls-max 1.1 fails" "$(curl -sS -o /dev/null -w '%{http_code}' --tls-max 1.1 \
+    --cacert "$C/ca.crt" "https://127.0.0.1:$WPORT/healthz" 2>/dev/null)" "000"
+
+curl -sS --max-time 3 "http://127.0.0.1:$WPORT/validate" >/dev/null 2>&1
+expect "plain HTTP on the TLS port is answered or dropped, and the server lives on" \
+    "$(post /validate "$WORK/v1.json")" "200"
+# Slow headers and a Content-Length larger than the body, over TLS and on the probe port, held
+# open while others are served. A server that closes them early must not kill this script.
+trap '' PIPE
+(printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Ty'; sleep 4) |
+    timeout 6 openssl s_client -quiet -connect "127.0.0.1:$WPORT" -CAfile "$C/ca.crt" \
+    >/dev/null 2>&1 &
+(printf 'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'
+ printf 'Content-Length: 5000\r\n\r\n{"apiVersion":'; sleep 4) |
+    timeout 6 openssl s_client -quiet -connect "127.0.0.1:$WPORT" -CAfile "$C/ca.crt" \
+    >/dev/null 2>&1 &
+exec 6<>"/dev/tcp/127.0.0.1/$WPORT"
+printf '\x16\x03\x01' >&6   # half a TLS record header, then nothing
+exec 8<>"/dev/tcp/127.0.0.1/$PPORT"
+printf 'GET /healthz HTTP/1.1\r\nHo' >&8
+exec 9<>"/dev/tcp/127.0.0.1/$PPORT"
+printf 'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nshort' >&9
+sleep 0.5
+t0=$(date +%s%N)
+expect "other clients are served while slow clients hang" "$(post /validate "$WORK/v1.json")" "200"
+expect "... promptly" "$(( ($(date +%s%N) - t0) / 1000000000 ))" "0"
+expect "probes too" "$(curl -sS --max-time 3 "http://127.0.0.1:$PPORT/healthz")" "ok"
+exec 6>&- 8>&- 9>&-
+
+# ---- certificate rotation ------------------------------------------------------------------
+serial() { sc 2>/dev/null | openssl x509 -noout -subject 2>/dev/null | sed 's/.*CN *= *//'; }
+expect "serving-one is served" "$(serial)" "serving-one"
+(
+    fails=0
+    for i in $(seq 1 60); do
+        code=$(curl -sS --max-time 5 --cacert "$C/ca.crt" -o /dev/null -w '%{http_code}' \
+            -H 'Content-Type: application/json' --data-binary @"$WORK/v1.json" \
+            "https://127.0.0.1:$WPORT/validate" 2>/dev/null)
+        [ "$code" = 200 ] || fails=$((fails + 1))
+        sleep 0.05
+    done
+    echo "$fails" > "$WORK/rotation.fails"
+) &
+LOAD=$!
+sleep 0.5
+cp "$C/tls2.crt" "$WORK/live/b/tls.crt"
+cp "$C/tls2.key" "$WORK/live/b/tls.key"
+ln -sfn b "$WORK/live/current.new" && mv -T "$WORK/live/current.new" "$WORK/live/current"
+for _ in $(seq 1 40); do
+    grep -q 'serving certificate reloaded' "$WORK/main.log" && break
+    sleep 0.1
+done
+expect_grep "the swapped pair is reloaded" 'serving certificate reloaded: .*CN=serving-two' \
+    "$WORK/main.log"
+wait "$LOAD"
+expect "no request failed during the rotation" "$(cat "$WORK/rotation.fails")" "0"
+expect "serving-two is served now" "$(serial)" "serving-two"
+expect "certificate reload counted" \
+    "$(metric 'trainguard_certificate_reloads_total{result="success"}')" "1"
+
+# A bad new pair (key of another certificate) is refused and counted; the old one keeps serving.
+cp "$C/tls.crt" "$WORK/live/b/tls.crt.new" && mv "$WORK/live/b/tls.crt.new" "$WORK/live/b/tls.crt"
+for _ in $(seq 1 40); do
+    grep -q 'certificate reload failed' "$WORK/main.log" && break
+    sleep 0.1
+done
+expect_grep "a mismatched new pair is refused" \
+    'certificate reload failed, still serving the previous one: .*does not match' "$WORK/main.log"
+expect "... counted as a failure" \
+    "$(metric 'trainguard_certificate_reloads_total{result="failure"}')" "1"
+expect "... and serving-two is still served" "$(serial)" "serving-two"
+expect "... and requests still succeed" "$(post /validate "$WORK/v1.json")" "200"
+cp "$C/tls.key" "$WORK/live/b/tls.key"
+kill -HUP "$SPID"
+for _ in $(seq 1 40); do
+    grep -q 'CN=serving-one' <(grep 'reloaded' "$WORK/main.log") && break
+    sleep 0.1
+done
+expect "SIGHUP picks up the completed pair" "$(serial)" "serving-one"
+kill -0 "$SPID" 2>/dev/null && ok "SIGHUP does not stop the server" || not_ok "SIGHUP does not stop the server"
+
+# ---- graceful shutdown ------------------------------------------------------------------------
+# A request whose body trickles in for ~2.5 s is in flight when SIGTERM arrives.
+{
+    review admission.k8s.io/v1 uid-slow CREATE | sed 's/"name":"p1"}/"name":"p1","annotations":{"pad":"PAD"}}/' |
+        sed "s/PAD/$(head -c 100000 /dev/zero | tr '\0' a)/"
+} > "$WORK/slow.json"
+post /validate "$WORK/slow.json" --limit-rate 40k > "$WORK/slow.code" &
+SLOW=$!
+sleep 0.5
+kill -TERM "$SPID"
+sleep 0.3
+expect "after SIGTERM /readyz is 503" "$(curl -sS -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:$PPORT/readyz")" "503"
+expect "... /healthz is still 200" "$(curl -sS -o /dev/null -w '%{http_code}' \
+    "http://127.0.0.1:$PPORT/healthz")" "200"
+wait "$SLOW"
+expect "the in-flight request completes with 200" "$(cat "$WORK/slow.code")" "200"
+for _ in $(seq 1 100); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+wait "$SPID"
+expect "the server exits 0" "$?" "0"
+expect_grep "... after draining" '"msg":"stopped"' "$WORK/main.log"
+
+# ---- client certificates -----------------------------------------------------------------------
+start_server mtls --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
+    --client-ca-file "$C/clientca.crt" --shutdown-delay 0 ||
+    not_ok "server with --client-ca-file starts" "$(cat "$WORK/mtls.log")"
+expect "no client certificate is 401" "$(post /validate "$WORK/v1.json")" "401"
+expect_grep "... with a JSON body" '"code":401.*|client certificate is required' "$WORK/resp.body"
+expect "a certificate from another CA is 403" "$(post /validate "$WORK/v1.json" \
+    --cert "$C/stranger.crt" --key "$C/stranger.key")" "403"
+expect "a trusted client certificate is 200" "$(post /validate "$WORK/v1.json" \
+    --cert "$C/client.crt" --key "$C/client.key")" "200"
+kill -TERM "$SPID"
+wait "$SPID"
+expect "... and it stops with exit 0" "$?" "0"
+
+# ---- a pair made by `trainguard certs`, when that command is there ------------------------------
+if "$TG_BIN" certs --out-dir "$WORK/tgcerts" --service trainguard --namespace trainguard \
+    --dns localhost --ip 127.0.0.1 >/dev/null 2>&1; then
+    start_server tgcerts --tls-cert-file "$WORK/tgcerts/tls.crt" \
+        --tls-private-key-file "$WORK/tgcerts/tls.key" --shutdown-delay 0 ||
+        not_ok "serves a pair from trainguard certs" "$(cat "$WORK/tgcerts.log")"
+    code=$(curl -sS --max-time 5 --cacert "$WORK/tgcerts/ca.crt" -o /dev/null -w '%{http_code}' \
+        -H 'Content-Type: application/json' --data-binary @"$WORK/v1.json" \
+        "https://127.0.0.1:$WPORT/validate")
+    expect "serves a pair made by trainguard certs" "$code" "200"
+    kill -TERM "$SPID"
+    wait "$SPID"
+else
+    echo "skip - trainguard certs is not available"
+fi
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
