@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# test_deploy.sh -- static checks of deploy/ (kustomize), charts/trainguard (Helm) and the Dockerfile.
+# Helm is not installable here, so the chart is checked without rendering: YAML parses, template
+# blocks balance, every .Values path a template reads exists in values.yaml. The manifests are
+# rendered with `kubectl kustomize` when kubectl is present, and checked document by document with
+# PyYAML when it is importable (else with awk). Needs $TG_BIN for the policy and certificate checks.
+# Prints "N passed, M failed" last; exits 1 on any failure.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+BIN=${TG_BIN:-build/trainguard}
+DEPLOY=deploy
+CHART=charts/trainguard
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { # check NAME COMMAND...
+    local name=$1
+    shift
+    if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tg-deploy-it.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+have_pyyaml=false
+if [ -z "${TG_NO_PYYAML:-}" ] && command -v python3 >/dev/null 2>&1 &&
+    python3 -c "import yaml" 2>/dev/null; then
+    have_pyyaml=true
+else
+    echo "note: PyYAML not importable (apt-get install python3-yaml): using the awk checks"
+fi
+
+# ---- deploy/: render ------------------------------------------------------------------------
+rendered=$tmp/rendered.yaml
+if command -v kubectl >/dev/null 2>&1; then
+    if kubectl kustomize "$DEPLOY" >"$rendered" 2>"$tmp/kustomize.err"; then
+        ok "kubectl kustomize $DEPLOY renders"
+    else
+        bad "kubectl kustomize $DEPLOY renders: $(head -c 300 "$tmp/kustomize.err")"
+        : >"$rendered"
+    fi
+else
+    echo "SKIP: kubectl not found: checking the files of $DEPLOY as they are, without kustomize"
+    for f in $(awk '/^resources:/{r=1;next} r&&/^  - /{print $2;next} r&&/^[^ ]/{r=0}' \
+        "$DEPLOY/kustomization.yaml"); do
+        cat "$DEPLOY/$f"
+        echo "---"
+    done >"$rendered"
+fi
+
+# ---- deploy/: every document ----------------------------------------------------------------
+if $have_pyyaml; then
+    python3 - "$rendered" "$DEPLOY/cert-manager/certificates.yaml" >"$tmp/py.out" 2>&1 <<'PY'
+import sys, yaml
+
+def say(ok, name):
+    print(("ok   " if ok else "FAIL ") + name)
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]
+say(len(docs) >= 8, "deploy renders at least 8 objects (got %d)" % len(docs))
+for i, d in enumerate(docs):
+    meta = d.get("metadata") or {}
+    say(bool(d.get("apiVersion")) and bool(d.get("kind")) and bool(meta.get("name")),
+        "document %d (%s/%s) has apiVersion, kind, metadata.name" % (i, d.get("kind"), meta.get("name")))
+
+by_kind = {}
+for d in docs:
+    by_kind.setdefault(d["kind"], []).append(d)
+for k in ["Namespace", "ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget",
+          "Service", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]:
+    say(k in by_kind, "deploy has a %s" % k)
+
+ns = by_kind["Namespace"][0]["metadata"]["name"]
+svc = by_kind["Service"][0]
+svc_port = {p["name"]: p for p in svc["spec"]["ports"]}
+for k in ["ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"]:
+    say(all(o["metadata"].get("namespace") == ns for o in by_kind.get(k, [])),
+        "%s is in namespace %s" % (k, ns))
+
+# webhooks
+want_resources = {"pods", "mpijobs", "nodesets", "podgroups", "jobs"}
+for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
+                   ("MutatingWebhookConfiguration", "/mutate")]:
+    for cfg in by_kind.get(kind, []):
+        for w in cfg["webhooks"]:
+            n = w["name"]
+            say(len(n.split(".")) >= 3, "%s has three or more dot-separated segments" % n)
+            say(w.get("sideEffects") == "None", "%s sideEffects None" % n)
+            say(w.get("admissionReviewVersions") == ["v1"], "%s admissionReviewVersions [v1]" % n)
+            say(w.get("failurePolicy") in ("Ignore", "Fail"), "%s failurePolicy set" % n)
+            say(1 <= int(w.get("timeoutSeconds", 0)) <= 30, "%s timeoutSeconds within 1..30" % n)
+            say(w.get("matchPolicy") == "Equivalent", "%s matchPolicy Equivalent" % n)
+            s = (w.get("clientConfig") or {}).get("service") or {}
+            say(s.get("name") == svc["metadata"]["name"] and s.get("namespace") == ns,
+                "%s references Service %s/%s" % (n, ns, svc["metadata"]["name"]))
+            say(s.get("path") == path, "%s path %s" % (n, path))
+            say(s.get("port", 443) == svc_port["https"]["port"], "%s port matches the Service" % n)
+            excl = set()
+            for e in (w.get("namespaceSelector") or {}).get("matchExpressions", []):
+                if e["key"] == "kubernetes.io/metadata.name" and e["operator"] == "NotIn":
+                    excl |= set(e["values"])
+            say({"kube-system", ns} <= excl, "%s skips kube-system and %s" % (n, ns))
+            res = set()
+            for r in w["rules"]:
+                res |= set(r["resources"])
+                say(set(r["operations"]) <= {"CREATE", "UPDATE"}, "%s %s: CREATE/UPDATE only"
+                    % (n, r["resources"]))
+            want = want_resources - ({"podgroups"} if kind.startswith("Mutating") else set())
+            say(want <= res, "%s covers %s" % (n, sorted(want)))
+            if kind.startswith("Mutating"):
+                say(w.get("reinvocationPolicy") == "IfNeeded", "%s reinvocationPolicy IfNeeded" % n)
+            vers = {(g, v) for r in w["rules"] for g in r["apiGroups"] for v in r["apiVersions"]}
+            for gv in [("kubeflow.org", "v2beta1"), ("kubeflow.org", "v1"), ("", "v1"),
+                       ("slinky.slurm.net", "v1beta1"), ("batch.volcano.sh", "v1alpha1")]:
+                say(gv in vers, "%s registers %s/%s" % (n, gv[0] or "core", gv[1]))
+
+# deployment
+dep = by_kind["Deployment"][0]
+spec = dep["spec"]
+pod = spec["template"]["spec"]
+c = pod["containers"][0]
+sc = c.get("securityContext") or {}
+psc = pod.get("securityContext") or {}
+say(spec.get("replicas") == 2, "Deployment has 2 replicas")
+say("podAntiAffinity" in (pod.get("affinity") or {}), "Deployment has pod anti-affinity")
+say(bool(pod.get("topologySpreadConstraints")), "Deployment has topology spread constraints")
+say(psc.get("runAsNonRoot") is True and sc.get("runAsNonRoot") is True, "runAsNonRoot")
+say(sc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem")
+say(sc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation false")
+say((sc.get("capabilities") or {}).get("drop") == ["ALL"], "capabilities drop ALL")
+say((psc.get("seccompProfile") or {}).get("type") == "RuntimeDefault", "seccomp RuntimeDefault")
+say(all(k in (c.get("resources") or {}).get(t, {}) for t in ("requests", "limits")
+        for k in ("cpu", "memory")), "cpu and memory requests and limits")
+ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+say(ports.get("probes") == 8080 and ports.get("webhook") == 8443, "ports 8443 webhook, 8080 probes")
+say(c["readinessProbe"]["httpGet"]["path"] == "/readyz" and
+    c["readinessProbe"]["httpGet"]["port"] in ("probes", 8080), "readiness probe /readyz on 8080")
+say(c["livenessProbe"]["httpGet"]["path"] == "/healthz" and
+    c["livenessProbe"]["httpGet"]["port"] in ("probes", 8080), "liveness probe /healthz on 8080")
+say(svc_port["https"]["port"] == 443 and svc_port["https"]["targetPort"] in ("webhook", 8443),
+    "Service 443 -> 8443")
+mounts = {m["name"]: m for m in c["volumeMounts"]}
+vols = {v["name"]: v for v in pod["volumes"]}
+say(mounts["tls"]["mountPath"] == "/etc/trainguard/tls" and mounts["tls"].get("readOnly") is True,
+    "TLS Secret mounted read-only at /etc/trainguard/tls")
+say(mounts["policy"]["mountPath"] == "/etc/trainguard/policy", "policy mounted at /etc/trainguard/policy")
+say(all("subPath" not in m for m in c["volumeMounts"]), "no subPath (updates reach the pod)")
+secret = vols["tls"]["secret"]["secretName"]
+cm = by_kind["ConfigMap"][0]
+say(vols["policy"]["configMap"]["name"] == cm["metadata"]["name"], "policy volume is the ConfigMap")
+pdb = by_kind["PodDisruptionBudget"][0]
+labels = spec["template"]["metadata"]["labels"]
+say(all(labels.get(k) == v for k, v in pdb["spec"]["selector"]["matchLabels"].items()),
+    "PodDisruptionBudget selects the pods")
+say(all(labels.get(k) == v for k, v in svc["spec"]["selector"].items()), "Service selects the pods")
+say(pod.get("serviceAccountName") == by_kind["ServiceAccount"][0]["metadata"]["name"],
+    "Deployment uses the ServiceAccount")
+pol = yaml.safe_load(cm["data"]["policy.yaml"])
+say(pol.get("mode") == "audit", "shipped policy is in audit mode")
+open(sys.argv[1] + ".policy", "w").write(cm["data"]["policy.yaml"])
+open(sys.argv[1] + ".names", "w").write("%s %s %s\n" % (svc["metadata"]["name"], ns, secret))
+
+# cert-manager manifests agree with the Service and the Deployment
+cmdocs = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+serving = [d for d in cmdocs if d["kind"] == "Certificate" and not d["spec"].get("isCA")]
+say(len(serving) == 1, "cert-manager: one serving Certificate")
+if serving:
+    s = serving[0]["spec"]
+    name = svc["metadata"]["name"]
+    want = {name, "%s.%s" % (name, ns), "%s.%s.svc" % (name, ns), "%s.%s.svc.cluster.local" % (name, ns)}
+    say(want <= set(s["dnsNames"]), "cert-manager: serving certificate names the Service")
+    say(s["secretName"] == secret, "cert-manager: writes the Secret the Deployment mounts")
+PY
+    cat "$tmp/py.out"
+    pass=$((pass + $(grep -c '^ok ' "$tmp/py.out")))
+    fail=$((fail + $(grep -c '^FAIL ' "$tmp/py.out")))
+    grep -q '^Traceback' "$tmp/py.out" && bad "python checks crashed"
+else
+    # awk: split on ---, each document needs apiVersion, kind and a name under metadata
+    awk '
+        function flush() { if (lines > 0) { n++; if (!(av && kd && nm)) bad++ } av = kd = nm = inmeta = lines = 0 }
+        /^---/ { flush(); next }
+        /^[^ #]/ { lines++; inmeta = ($0 ~ /^metadata:/) }
+        /^apiVersion: ./ { av = 1 } /^kind: ./ { kd = 1 }
+        inmeta && /^  name: ./ { nm = 1 }
+        END { flush(); printf "%d %d\n", n, bad }' "$rendered" >"$tmp/awk.out"
+    read -r ndocs nbad <"$tmp/awk.out"
+    check "deploy renders at least 8 objects ($ndocs)" test "$ndocs" -ge 8
+    check "every document has apiVersion, kind, metadata.name" test "$nbad" -eq 0
+    check "webhooks: sideEffects None (2)" test "$(grep -c 'sideEffects: None' "$rendered")" -eq 2
+    check "webhooks: admissionReviewVersions [v1]" test \
+        "$(grep -A1 -E 'admissionReviewVersions:' "$rendered" | grep -cE '(\[v1\]|- v1$)')" -eq 2
+    check "webhooks reference Service trainguard" test \
+        "$(grep -A2 -E '^ +service:$' "$rendered" | grep -c 'name: trainguard$')" -eq 2
+    check "mutating webhook reinvocationPolicy IfNeeded" grep -q 'reinvocationPolicy: IfNeeded' "$rendered"
+    check "readOnlyRootFilesystem" grep -q 'readOnlyRootFilesystem: true' "$rendered"
+    sed -n '/policy.yaml: |/,/^[^ ]/p' "$rendered" | sed '1d;/^[^ ]/d;s/^    //' >"$rendered.policy"
+    echo "trainguard trainguard trainguard-tls" >"$rendered.names"
+fi
+
+# ---- the shipped policy passes the loader; the certificate names match the Service ----------
+if [ -x "$BIN" ] && [ -s "$rendered.policy" ]; then
+    check "ConfigMap policy passes 'trainguard policy check'" "$BIN" policy check "$rendered.policy"
+    read -r svc_name svc_ns _ <"$rendered.names"
+    if command -v openssl >/dev/null 2>&1; then
+        "$BIN" certs --out-dir "$tmp/certs" --service "$svc_name" --namespace "$svc_ns" \
+            >/dev/null 2>&1
+        check "trainguard certs for the Service verifies as $svc_name.$svc_ns.svc" \
+            openssl verify -CAfile "$tmp/certs/ca.crt" -purpose sslserver \
+            -verify_hostname "$svc_name.$svc_ns.svc" "$tmp/certs/tls.crt"
+    fi
+else
+    echo "SKIP: no \$TG_BIN or no policy extracted: policy and certificate cross-checks"
+fi
+
+# ---- Dockerfile -----------------------------------------------------------------------------
+df=$DEPLOY/Dockerfile
+check "Dockerfile is multi-stage (2 FROM)" test "$(grep -c '^FROM ' "$df")" -eq 2
+check "builder is debian:12" grep -qE '^FROM debian:12 AS ' "$df"
+check "runtime is debian:12-slim" bash -c "grep '^FROM ' '$df' | tail -1 | grep -q 'debian:12-slim'"
+check "runs as non-root USER 65532" bash -c "grep '^USER ' '$df' | tail -1 | grep -qE '^USER 65532'"
+check "ENTRYPOINT runs trainguard serve" grep -qE 'ENTRYPOINT \[.*"serve"' "$df"
+for p in /etc/trainguard/tls/tls.crt /etc/trainguard/tls/tls.key /etc/trainguard/policy/policy.yaml; do
+    check "ENTRYPOINT reads $p" grep -qF "$p" "$df"
+done
+runtime=$(awk '/^FROM /{n++} n==2' "$df")
+if [ -x "$BIN" ] && command -v readelf >/dev/null 2>&1; then
+    # each shared library the binary needs must come from a package the runtime stage installs
+    for so in $(readelf -d "$BIN" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+        case $so in
+        libmicrohttpd.so.12) pkg=libmicrohttpd12 ;;
+        libjansson.so.4) pkg=libjansson4 ;;
+        libyaml-0.so.2) pkg=libyaml-0-2 ;;
+        libssl.so.3 | libcrypto.so.3) pkg=libssl3 ;;
+        libgnutls.so.30) pkg=libgnutls30 ;;
+        libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2) pkg=base ;;
+        *) pkg="" ;;
+        esac
+        if [ "$pkg" = base ]; then
+            ok "runtime has $so (base image)"
+        elif [ -n "$pkg" ] && grep -qw "$pkg" <<<"$runtime"; then
+            ok "runtime installs $pkg for $so"
+        else
+            bad "runtime stage installs no package for $so"
+        fi
+    done
+fi
+
+# ---- the chart ------------------------------------------------------------------------------
+for f in Chart.yaml values.yaml; do
+    if $have_pyyaml; then
+        check "$CHART/$f parses" python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert isinstance(d, dict)' "$CHART/$f"
+    else
+        # no YAML parser: no tabs, every line a comment, "key:", "key: value" or "- item"
+        check "$CHART/$f looks like YAML (no PyYAML)" awk '
+            /\t/ { exit 1 }
+            /^ *(#.*)?$/ { next }
+            /^ *(- )?("[^"]*"|[A-Za-z0-9_.\/-]+):( .*)?$/ { next }
+            /^ *- / { next }
+            /^  +[^ ]/ { next }
+            { exit 1 }' "$CHART/$f"
+    fi
+done
+check "Chart.yaml apiVersion v2, name trainguard" bash -c \
+    "grep -q '^apiVersion: v2' '$CHART/Chart.yaml' && grep -q '^name: trainguard$' '$CHART/Chart.yaml'"
+appver=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
+srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/cli.h)
+check "Chart appVersion ($appver) is the binary's version ($srcver)" test "$appver" = "$srcver"
+check "values: mode audit by default" grep -q '^mode: audit$' "$CHART/values.yaml"
+check "values: failurePolicy Ignore by default" grep -qE '^  failurePolicy: Ignore$' "$CHART/values.yaml"
+check "values: 2 replicas by default" grep -q '^replicaCount: 2$' "$CHART/values.yaml"
+
+# every .Values path in the templates is a key path of values.yaml
+if $have_pyyaml; then
+    python3 - "$CHART/values.yaml" >"$tmp/keys" <<'PY'
+import sys, yaml
+def walk(d, pre):
+    for k, v in d.items():
+        print(pre + str(k))
+        if isinstance(v, dict):
+            walk(v, pre + str(k) + ".")
+walk(yaml.safe_load(open(sys.argv[1])), "")
+PY
+else
+    # indentation (2 spaces a level) gives the path of each "key:" line outside lists
+    awk '
+        /^ *#/ || /^ *$/ || /^ *- / { next }
+        match($0, /^ */) {
+            depth = RLENGTH / 2
+            line = substr($0, RLENGTH + 1)
+            if (line !~ /^[A-Za-z0-9_.\/"-]+:/) next
+            key = line; sub(/:.*/, "", key); gsub(/"/, "", key)
+            path[depth] = key
+            p = ""; for (i = 0; i <= depth; i++) p = p (i ? "." : "") path[i]
+            print p
+        }' "$CHART/values.yaml" >"$tmp/keys"
+fi
+refs=$(grep -ohE '\.Values(\.[A-Za-z0-9_]+)+' "$CHART"/templates/* | sed 's/^\.Values\.//' | sort -u)
+missing=""
+for r in $refs; do
+    grep -qxF "$r" "$tmp/keys" || missing="$missing $r"
+done
+if [ -z "$missing" ]; then
+    ok "every .Values path in templates exists in values.yaml ($(wc -w <<<"$refs") paths)"
+else
+    bad "values.yaml lacks:$missing"
+fi
+
+# template actions balance: {{ }} pairs, and block openers against {{ end }}
+for t in "$CHART"/templates/*; do
+    case $t in *.yaml | *.tpl | *.txt) ;; *) continue ;; esac
+    opens=$(grep -o '{{' "$t" | wc -l)
+    closes=$(grep -o '}}' "$t" | wc -l)
+    blocks=$(grep -oE '\{\{-? *(if|with|range|define) ' "$t" | wc -l)
+    ends=$(grep -oE '\{\{-? *end *-?\}\}' "$t" | wc -l)
+    check "$(basename "$t"): {{ }} balanced and $blocks blocks closed" \
+        test "$opens" -eq "$closes" -a "$blocks" -eq "$ends"
+done
+for k in Deployment Service ServiceAccount ConfigMap PodDisruptionBudget \
+    ValidatingWebhookConfiguration MutatingWebhookConfiguration Certificate Issuer; do
+    check "chart has a $k template" grep -qx "kind: $k" $CHART/templates/*.yaml
+done
+check "chart injects the CA with cert-manager.io/inject-ca-from" \
+    grep -q 'cert-manager.io/inject-ca-from' "$CHART/templates/_helpers.tpl"
+check "chart requires caBundle with a user-provided secret" \
+    grep -q 'required "certificates.caBundle' "$CHART/templates/_helpers.tpl"
+for k in sideEffects: "admissionReviewVersions: \[v1\]" "reinvocationPolicy:"; do
+    check "chart webhooks set $k" grep -q "$k" "$CHART/templates/webhooks.yaml"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
