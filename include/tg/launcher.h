@@ -108,6 +108,8 @@ struct tg_mpirun {
     int depth;                        /* 0: the container's command/args; 1: inside sh -c ... */
     int line;                         /* 1-based line of the script where the command starts */
     size_t index;                     /* 0-based ordinal of the simple command in the script */
+    size_t argv_index;                /* the command/args item (0-based over command then args)
+                                         holding the launcher word, or the script it is in */
     char note[TG_LAUNCH_REASON_MAX];  /* parse remark (unknown option where reading stopped) */
 };
 

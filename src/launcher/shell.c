@@ -269,6 +269,7 @@ struct walk {
     int depth;
     struct tg_launch *out;
     size_t index;       /* simple commands seen so far */
+    size_t argv_index;  /* the container argv item this script came from */
     bool oom;
 };
 
@@ -946,6 +947,8 @@ static bool starts_opt(const struct tg_sh_word *w)
 }
 
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line);
+static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
+                        int depth, size_t argv_index, struct tg_launch *out);
 
 static void set_from_word(struct walk *w, const char *name, const struct tg_sh_word *val)
 {
@@ -988,7 +991,8 @@ static int append_run(struct walk *w, struct tg_mpirun *run)
     return 0;
 }
 
-static void run_launcher(struct walk *w, const struct tg_sh_word *words, size_t n, int line)
+static void run_launcher(struct walk *w, const struct tg_sh_word *words, size_t n, int line,
+                         size_t at)
 {
     struct tg_mpirun run;
     if (tg_mpirun_parse(words, n, w->impl, &run) < 0) {
@@ -998,6 +1002,7 @@ static void run_launcher(struct walk *w, const struct tg_sh_word *words, size_t 
     run.depth = w->depth;
     run.line = line;
     run.index = w->index;
+    run.argv_index = w->depth == 0 ? at : w->argv_index;
     /* Open MPI reads mca_base_env_list from OMPI_MCA_mca_base_env_list too (open-mpi/ompi:
      * docs/mca.rst, "MCA parameters as environment variables"). */
     const struct tg_sh_var *el = tg_sh_vars_get(w->vars, "OMPI_MCA_mca_base_env_list");
@@ -1047,7 +1052,8 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
         w->oom = true;
         return;
     }
-    if (tg_launch_parse_script(words[j].text, &inner, w->impl, w->depth + 1, w->out) < 0)
+    if (parse_script(words[j].text, &inner, w->impl, w->depth + 1,
+                     w->depth == 0 ? j : w->argv_index, w->out) < 0)
         w->oom = true;
     tg_sh_vars_release(&inner);
 }
@@ -1115,7 +1121,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             run_shell(w, words, n, i);
             return 0;
         } else if (tg_launcher_is_mpi(cur->text)) {
-            run_launcher(w, words + i, n - i, line);
+            run_launcher(w, words + i, n - i, line, i);
             return 0;
         } else {
             return 0;
@@ -1192,7 +1198,14 @@ static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
 int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
                            int depth, struct tg_launch *out)
 {
-    struct walk w = {.vars = vars, .impl = impl, .depth = depth, .out = out};
+    return parse_script(script, vars, impl, depth, 0, out);
+}
+
+static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
+                        int depth, size_t argv_index, struct tg_launch *out)
+{
+    struct walk w = {.vars = vars, .impl = impl, .depth = depth, .out = out,
+                     .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
     struct rwords cmd = {0};
     struct rword rw = {0};

@@ -34,6 +34,7 @@ struct pcase {
     int depth;
     bool script_error;
     bool mpmd;
+    int argv;               /* the command/args item of the launcher (checked when line is) */
 };
 
 #define OMPI "OpenMPI"
@@ -110,7 +111,7 @@ static const struct pcase cases[] = {
      .fwd = "PATH LD_LIBRARY_PATH FI_PROVIDER=efa FI_EFA_FORK_SAFE=1 FI_HMEM_CUDA_USE_DMABUF= "
             "FI_EFA_USE_DEVICE_RDMA=1 NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=^lo,docker,veth "
             "NCCL_NET_PLUGIN=ofi NCCL_TUNER_PLUGIN=ofi",
-     .line = 11, .depth = 1},
+     .line = 11, .depth = 1, .argv = 2},
     {.name = "corpus aws-do-eks all-reduce-pair template: ${TOTAL_GPUS} never substituted",
      .cmd = {"/bin/bash", "-lc",
              "echo \"[launcher] starting NCCL all_reduce_perf (${TOTAL_GPUS} ranks)\"\n"
@@ -123,7 +124,7 @@ static const struct pcase cases[] = {
              "  /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 -c 1 -n 50\n"},
      .split = 2, .nruns = 1, .np = "?$TOTAL_GPUS is not set", .per_node = "?$GPU_PER_WORKER",
      .hostfile = true, .fwd = "PATH LD_LIBRARY_PATH FI_PROVIDER NCCL_SOCKET_IFNAME", .line = 2,
-     .depth = 1},
+     .depth = 1, .argv = 2},
     {.name = "corpus aws-do-eks p5 single node: --mca pml_rsh_agent=ssh swallows --oversubscribe",
      .cmd = {"/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output", "-np", "8",
              "-bind-to", "none", "-map-by", "slot", "-x", "PATH", "-x", "LD_LIBRARY_PATH", "-x",
@@ -227,7 +228,7 @@ static const struct pcase cases[] = {
              "MPI_HOST=`cat /etc/volcano/mpiworker.host | tr \"\\n\" \",\"`;\n"
              "mkdir -p /var/run/sshd; /usr/sbin/sshd;\n"
              "mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 mpi_hello_world;\n"},
-     .nruns = 1, .launcher = "mpiexec", .np = "2", .hosts = "?", .line = 3, .depth = 1},
+     .nruns = 1, .launcher = "mpiexec", .np = "2", .hosts = "?", .line = 3, .depth = 1, .argv = 2},
     {.name = "corpus volcano task-start-dependency: -np 10",
      .cmd = {"/bin/sh", "-c",
              "MPI_HOST=`cat /etc/volcano/mpiworker.host | tr \"\\n\" \",\"`;\n"
@@ -249,7 +250,7 @@ static const struct pcase cases[] = {
              "mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 --prefix "
              "/usr/local/openmpi-3.1.5 python /tmp/gpu-test.py;\n"
              "sleep 3600;\n"},
-     .nruns = 1, .np = "2", .hosts = "?", .line = 4, .depth = 1},
+     .nruns = 1, .np = "2", .hosts = "?", .line = 4, .depth = 1, .argv = 2},
 
     /* ---- quoting, continuations, comments ---- */
     {.name = "single quotes keep $NP literal",
@@ -265,7 +266,7 @@ static const struct pcase cases[] = {
      .nruns = 1, .np = "8", .oversub = true},
     {.name = "a comment line mentioning mpirun -np 99 is not a command",
      .cmd = {"sh", "-c", "# mpirun -np 99 ./old\nmpirun -np 4 ./a # -np 100\n"},
-     .nruns = 1, .np = "4", .line = 2, .depth = 1},
+     .nruns = 1, .np = "4", .line = 2, .depth = 1, .argv = 2},
     {.name = "# inside a word is not a comment",
      .cmd = {"sh", "-c", "mpirun -np 4 -x TAG=a#b ./a"}, .nruns = 1, .np = "4", .fwd = "TAG=a#b"},
     {.name = "unterminated single quote stops reading and says so",
@@ -290,18 +291,18 @@ static const struct pcase cases[] = {
      .np = "2"},
     {.name = "nested bash -c inside sh -c",
      .cmd = {"sh", "-c", "bash -c \"mpirun -np 6 ./a\""}, .nruns = 1, .np = "6", .depth = 2,
-     .line = 1},
+     .line = 1, .argv = 2},
     {.name = "two launches in one script are both reported",
      .cmd = {"bash", "-c", "mpirun -np 2 ./warmup\nmpirun -np 16 ./train\n"},
-     .nruns = 2, .run = 1, .np = "16", .line = 2, .depth = 1},
+     .nruns = 2, .run = 1, .np = "16", .line = 2, .depth = 1, .argv = 2},
     {.name = "if/then/fi around mpirun",
      .cmd = {"bash", "-c", "if [ -f /etc/mpi/hostfile ]; then\n  mpirun -np 4 ./a\nfi"},
-     .nruns = 1, .np = "4", .line = 2, .depth = 1},
+     .nruns = 1, .np = "4", .line = 2, .depth = 1, .argv = 2},
     {.name = "for loop header is not a command, its body is",
      .cmd = {"bash", "-c", "for i in 1 2; do mpirun -np 2 ./a; done"}, .nruns = 1, .np = "2"},
     {.name = "here-document body is skipped",
      .cmd = {"bash", "-c", "cat > /tmp/h <<EOF\nmpirun -np 99 nothing\nEOF\nmpirun -np 3 ./a\n"},
-     .nruns = 1, .np = "3", .line = 4, .depth = 1},
+     .nruns = 1, .np = "3", .line = 4, .depth = 1, .argv = 2},
     {.name = "subshell in parentheses",
      .cmd = {"sh", "-c", "(cd /w; mpirun -np 2 ./a)"}, .nruns = 1, .np = "2"},
     {.name = "background & then wait",
@@ -312,7 +313,8 @@ static const struct pcase cases[] = {
     {.name = "time mpirun", .cmd = {"bash", "-c", "time mpirun -np 4 ./a"}, .nruns = 1,
      .np = "4"},
     {.name = "timeout 3600 mpirun (exec form)",
-     .cmd = {"timeout", "3600", "mpirun", "-np", "4", "./a"}, .nruns = 1, .np = "4"},
+     .cmd = {"timeout", "3600", "mpirun", "-np", "4", "./a"}, .nruns = 1, .np = "4", .line = 1,
+     .argv = 2},
     {.name = "timeout -s KILL 1h mpirun",
      .cmd = {"timeout", "-s", "KILL", "1h", "mpirun", "-np", "4", "./a"}, .nruns = 1, .np = "4"},
     {.name = "env A=B mpirun", .cmd = {"env", "FI_PROVIDER=efa", "mpirun", "-np", "4", "./a"},
@@ -584,6 +586,8 @@ START_TEST(launcher_case)
             ck_assert_msg(r->line == c->line, "%s: line %d want %d", c->name, r->line, c->line);
             ck_assert_msg(r->depth == c->depth, "%s: depth %d want %d", c->name, r->depth,
                           c->depth);
+            ck_assert_msg(r->argv_index == (size_t)c->argv, "%s: argv item %zu want %d", c->name,
+                          r->argv_index, c->argv);
         }
     }
     tg_launch_release(&l);

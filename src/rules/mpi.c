@@ -1,0 +1,461 @@
+/* mpi.c -- the mpi.* rules: launcher -np against slots, slots against GPUs, env the ranks never
+ * see, and the mpi-operator's own validation run at admission. */
+/*
+ * Sources: api-facts 2.5-2.8 and 2.10 (kubeflow/mpi-operator: pkg/apis/kubeflow/validation/
+ * validation.go, pkg/controller/mpi_job_controller.go; kubeflow/training-operator:
+ * pkg/apis/kubeflow.org/v1/mpi_validation.go); SPEC sections 4 and 9. The launcher command line
+ * is read by src/launcher/ (include/tg/launcher.h), which cites the MPI documentation.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tg/launcher.h"
+#include "tg/pod.h"
+#include "tg/rules.h"
+
+#define RES_NEURONCORE "aws.amazon.com/neuroncore"
+/* The hostfile the operator mounts and points mpirun at (api-facts 2.7). */
+#define OPERATOR_HOSTFILE "/etc/mpi/hostfile"
+/* A DNS-1035 label is at most 63 characters (RFC 1035; apimachinery IsDNS1035Label). */
+#define DNS1035_MAX 63
+
+/* The first regular container of a template (the one the operator runs), or NULL. */
+static const struct tg_container *main_container(const struct tg_template *t)
+{
+    for (size_t i = 0; t && i < t->ncontainers; i++)
+        if (!t->containers[i].init)
+            return &t->containers[i];
+    return NULL;
+}
+
+/* ---- the operator's validation (api-facts 2.6) ----------------------------------------------- */
+
+/* A replica count as written: 1 and *v for a number (2.0 counts as 2), 0 when absent or null,
+ * -1 for another type (the decoder reports that as object.invalid-field). */
+static int written_count(json_t *spec, long long *v)
+{
+    json_t *r = json_object_get(spec, "replicas");
+    if (!r || json_is_null(r))
+        return 0;
+    if (json_is_integer(r))
+        *v = (long long)json_integer_value(r);
+    else if (json_is_real(r) && json_real_value(r) > -1e15 && json_real_value(r) < 1e15)
+        *v = (long long)json_real_value(r);
+    else
+        return -1;
+    return 1;
+}
+
+static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
+{
+    long long n = 0;
+    if (!m->launcher_spec) {
+        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Launcher",
+                  "missing: the operator requires exactly one Launcher and would only log an "
+                  "event and never start the job; add a Launcher replica spec with replicas: 1");
+    } else if (written_count(m->launcher_spec, &n) == 1 && n != 1) {
+        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Launcher.replicas",
+                  "is %lld, must be 1: the operator refuses it and the job never starts; set "
+                  "replicas: 1",
+                  n);
+    }
+    if (!m->worker_spec)
+        return;     /* a launcher-only MPIJob is valid (SPEC section 9) */
+    int got = written_count(m->worker_spec, &n);
+    if (got == 0 && !m->v1) {
+        /* v2beta1 defaults Worker replicas to 0, then requires >= 1 (api-facts 2.5, 2.6). The
+         * training-operator (v1) defaults a missing count to 1. */
+        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Worker.replicas",
+                  "missing: the operator defaults it to 0 and then refuses the job, which never "
+                  "starts; set the number of workers (1 or more), or remove the Worker spec");
+    } else if (got == 1 && n < 1) {
+        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Worker.replicas",
+                  "is %lld, must be 1 or more: the operator refuses it and the job never starts; "
+                  "set the number of workers, or remove the Worker spec for a launcher-only job",
+                  n);
+    }
+}
+
+static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
+{
+    static const char *const roles[] = {"Launcher", "Worker"};
+    json_t *specs[] = {m->launcher_spec, m->worker_spec};
+    if (m->v1)
+        return;     /* training-operator v1 accepts the common policies (api-facts 2.10) */
+    for (size_t i = 0; i < 2; i++) {
+        struct tg_path p;
+        char field[TG_FIELD_MAX];
+        if (!specs[i])
+            continue;
+        snprintf(field, sizeof(field), "spec.mpiReplicaSpecs.%s", roles[i]);
+        tg_path_root(&p);
+        tg_path_key(&p, &p, "spec");
+        tg_path_key(&p, &p, "mpiReplicaSpecs");
+        tg_path_key(&p, &p, roles[i]);
+        const char *rp = tg_get_string(ev, specs[i], &p, "restartPolicy");
+        if (!rp || !strcmp(rp, "Never") || !strcmp(rp, "OnFailure"))
+            continue;
+        tg_report(ev, "mpi.restart-policy", tg_path_sub(field, sizeof(field), &p, "restartPolicy"),
+                  "\"%.40s\" is not accepted by the MPI operator (Never or OnFailure); the job "
+                  "would never start; use %s",
+                  rp, i == 0 ? "OnFailure" : "Never");
+    }
+}
+
+static bool dns1035_label(const char *s, char *why, size_t whylen)
+{
+    size_t n = strlen(s);
+    if (n > DNS1035_MAX) {
+        snprintf(why, whylen, "is %zu characters, at most %d are allowed", n, DNS1035_MAX);
+        return false;
+    }
+    if (!(s[0] >= 'a' && s[0] <= 'z')) {
+        snprintf(why, whylen, "must start with a lower-case letter");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+            snprintf(why, whylen, "may hold only a-z, 0-9 and '-'");
+            return false;
+        }
+    }
+    if (s[n - 1] == '-') {
+        snprintf(why, whylen, "must end with a letter or digit");
+        return false;
+    }
+    return true;
+}
+
+static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const struct tg_mpi *m)
+{
+    char label[512], why[96];
+    long long replicas = 1;
+    if (!wl->name || !wl->name[0])
+        return;     /* generateName: the final name is not known yet */
+    /* kubeflow/mpi-operator validation.go validateMPIJobName: the highest worker pod name,
+     * with replicas taken as 1 when the Worker spec is absent or not positive */
+    if (m->worker && m->worker->replicas_set && m->worker->replicas > 0)
+        replicas = m->worker->replicas;
+    snprintf(label, sizeof(label), "%s-worker-%lld", wl->name, replicas - 1);
+    if (dns1035_label(label, why, sizeof(why)))
+        return;
+    tg_report(ev, "mpi.name-too-long", "metadata.name",
+              "worker pod and service name \"%.80s\" %s (DNS-1035 label); the operator would "
+              "never create them; shorten the name",
+              label, why);
+}
+
+/* ---- slots and the launcher command line (api-facts 2.8) ------------------------------------ */
+
+struct slots {
+    long long per_worker, workers, total;
+    char what[96];       /* "slotsPerWorker 8 x 2 workers" */
+};
+
+/* The slots the operator's hostfile offers; false when they are not known. */
+static bool count_slots(const struct tg_mpi *m, struct slots *s)
+{
+    s->per_worker = m->slots_per_worker;
+    s->workers = m->worker ? m->worker->replicas : 0;
+    if (s->per_worker < 0 || s->workers < 0)
+        return false;
+    if (m->worker && (!m->worker->replicas_set || s->workers < 1))
+        return false;          /* mpi.replicas already says what is wrong */
+    if (!m->worker && !m->run_launcher_as_worker)
+        return false;          /* launcher-only job: mpirun runs locally */
+    if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
+        return false;
+    int n = snprintf(s->what, sizeof(s->what), "slotsPerWorker %lld%s x %lld worker%s",
+                     s->per_worker, m->slots_set ? "" : " (default)", s->workers,
+                     s->workers == 1 ? "" : "s");
+    if (m->run_launcher_as_worker) {
+        s->total += s->per_worker;
+        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld on the launcher",
+                 s->per_worker);
+    }
+    return true;
+}
+
+/* The path of the command/args item that holds the launcher (or its script). */
+static void run_field(const struct tg_container *c, size_t item, struct tg_path *p)
+{
+    json_t *cmd = json_object_get(c->c, "command");
+    size_t ncmd = json_is_array(cmd) ? json_array_size(cmd) : 0;
+    tg_path_key(p, &c->path, item < ncmd ? "command" : "args");
+    tg_path_index(p, p, item < ncmd ? item : item - ncmd);
+}
+
+static void check_unresolved(struct tg_eval *ev, const char *field, const struct tg_mpirun *r,
+                             const struct slots *s)
+{
+    if (r->np.set && !r->np.resolved)
+        tg_report(ev, "mpi.np-unresolved", field,
+                  "%s -np %.40s cannot be checked against the %lld slots: %s; write the count "
+                  "or set it as a literal env value",
+                  r->launcher, r->np.text, s->total, r->np.reason);
+    else if (r->per_node.set && !r->per_node.resolved)
+        tg_report(ev, "mpi.np-unresolved", field,
+                  "%s ranks per node %.40s cannot be checked against slotsPerWorker %lld: %s",
+                  r->launcher, r->per_node.text, s->per_worker, r->per_node.reason);
+}
+
+/* -H and --hostfile decide where ranks go; say so instead of guessing. Returns true when the
+ * operator's slots still apply. */
+static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_mpirun *r)
+{
+    if (r->hosts && r->host_slots_known) {
+        if (r->np.set && r->np.resolved && r->np.value > r->host_slots && !r->oversubscribe)
+            tg_report(ev, "mpi.np-exceeds-slots", field,
+                      "%s -np %lld is more than the %lld slots its own host list gives (%zu "
+                      "hosts): mpirun fails with \"not enough slots\"; lower -np or list more "
+                      "slots",
+                      r->launcher, r->np.value, r->host_slots, r->nhosts);
+        return false;
+    }
+    if (r->hosts) {
+        if (r->np.set)
+            tg_report(ev, "mpi.np-unresolved", field,
+                      "%s -np %.40s cannot be checked: its host list is not literal, so the "
+                      "slots it gives are unknown; use the operator's hostfile or literal "
+                      "host:slots entries",
+                      r->launcher, r->np.text);
+        return false;
+    }
+    if (r->hostfile && strcmp(r->hostfile_path, OPERATOR_HOSTFILE) != 0) {
+        if (r->np.set)
+            tg_report(ev, "mpi.np-unresolved", field,
+                      "%s -np %.40s cannot be checked: --hostfile %.60s replaces the operator's "
+                      "%s, whose slots trainguard knows",
+                      r->launcher, r->np.text, r->hostfile_path[0] ? r->hostfile_path : "(unknown)",
+                      OPERATOR_HOSTFILE);
+        return false;
+    }
+    return true;
+}
+
+static void check_run(struct tg_eval *ev, const struct tg_container *lc, const struct tg_mpirun *r,
+                      const struct slots *s)
+{
+    struct tg_path p;
+    run_field(lc, r->argv_index, &p);
+    const char *field = p.field;
+    if (!hosts_apply(ev, field, r))
+        return;
+    check_unresolved(ev, field, r, s);
+    bool hydra = r->impl != TG_MPI_OPENMPI && !r->horovod;
+    if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
+        !r->oversubscribe) {
+        tg_report(ev, "mpi.npernode-exceeds-slots", field,
+                  "%s asks for %lld ranks per worker (%.30s) but slotsPerWorker is %lld: %s; set "
+                  "it to %lld or raise slotsPerWorker",
+                  r->launcher, r->per_node.value, r->per_node.text, s->per_worker,
+                  hydra ? "ranks then share the slots (GPUs) of one worker"
+                        : "mpirun fails with \"not enough slots\"",
+                  s->per_worker);
+    }
+    if (!r->np.set || !r->np.resolved)
+        return;     /* without -np mpirun fills every slot (SPEC section 9) */
+    long long np = r->np.value;
+    if (np > s->total && !r->oversubscribe) {
+        /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
+         * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
+        tg_report(ev, "mpi.np-exceeds-slots", field,
+                  "%s -np %lld is more than the %lld slots (%s): %s; set -np %lld, or raise "
+                  "Worker replicas or slotsPerWorker",
+                  r->launcher, np, s->total, s->what,
+                  hydra ? "extra ranks share the slots (GPUs) of the same workers"
+                        : "Open MPI fails with \"not enough slots\"",
+                  s->total);
+    } else if (np < s->total) {
+        tg_report(ev, "mpi.np-below-slots", field,
+                  "%s -np %lld uses %lld of the %lld slots (%s): %lld slots stay idle; set -np "
+                  "%lld or lower Worker replicas or slotsPerWorker",
+                  r->launcher, np, np, s->total, s->what, s->total - np, s->total);
+    }
+}
+
+/* ---- slots against accelerators ---------------------------------------------------------- */
+
+/* Cores per Neuron device of the instance types the worker is pinned to: > 0 when every
+ * candidate type is in the table with the same count, else 0. */
+static int pinned_neuron_cores(struct tg_eval *ev, const struct tg_template *t)
+{
+    struct tg_label_pin pin;
+    int cores = 0;
+    tg_label_pin_init(&pin);
+    if (tg_template_instance_types(NULL, t, &pin) < 0) {
+        ev->error = ev->error ? ev->error : -ENOMEM;
+        goto out;
+    }
+    if (!pin.finite || pin.n == 0)
+        goto out;
+    for (size_t i = 0; i < pin.n; i++) {
+        const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
+        if (!in || in->neuron_cores <= 0 || (cores && in->neuron_cores != cores)) {
+            cores = 0;
+            goto out;
+        }
+        cores = in->neuron_cores;
+    }
+out:
+    tg_label_pin_release(&pin);
+    return cores;
+}
+
+static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
+{
+    const struct tg_template *w = m->worker;
+    long long spw = m->slots_per_worker, n = 0;
+    const char *field = "spec.slotsPerWorker";
+    const char *dflt = m->slots_set ? "" : " (default)";
+    if (!w || spw < 0)
+        return;
+    if (tg_template_count(w, TG_RES_GPU, &n) == 1 && n > 0) {
+        if (n != spw)
+            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+                      "slotsPerWorker %lld%s but each worker has %lld nvidia.com/gpu: one rank "
+                      "per GPU needs slotsPerWorker %lld",
+                      spw, dflt, n, n);
+        return;
+    }
+    if (tg_template_count(w, RES_NEURONCORE, &n) == 1 && n > 0) {
+        if (n != spw)
+            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuroncore: "
+                      "one rank per NeuronCore needs slotsPerWorker %lld",
+                      spw, dflt, n, n);
+        return;
+    }
+    if (tg_template_count(w, TG_RES_NEURON, &n) == 1 && n > 0) {
+        /* one rank per device or one per NeuronCore are both common; the core count is known
+         * only for a pinned instance type (policy instance table) */
+        int cores = pinned_neuron_cores(ev, w);
+        if (spw == n || (cores > 0 && spw == n * cores))
+            return;
+        if (cores > 0)   /* unknown cores: never guess */
+            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
+                      "devices (%lld NeuronCores): use %lld (one rank per core) or %lld",
+                      spw, dflt, n, n * cores, n * cores, n);
+    }
+}
+
+/* ---- env the ranks never see ----------------------------------------------------------------
+ * Ranks on a worker are started by its sshd, which gives them a fresh environment: the worker
+ * template's env never reaches them (kubeflow/trainer#3427). Only what the launcher forwards
+ * does: Open MPI forwards only -x names (or mca_base_env_list); Intel MPI and MPICH hydra, and
+ * horovodrun, forward the launcher's environment (citations in src/launcher/mpirun.c). */
+
+static bool is_fabric_var(const char *name)
+{
+    return !strncmp(name, "FI_", 3) || !strncmp(name, "NCCL_", 5);
+}
+
+/* Does name reach the ranks of every launch, with a value? */
+static bool reaches_ranks(const struct tg_launch *l, json_t *launcher_c, const char *name)
+{
+    bool defined = false;
+    tg_env_value(launcher_c, name, &defined);
+    for (size_t i = 0; i < l->nruns; i++) {
+        const struct tg_mpirun *r = &l->runs[i];
+        const struct tg_launch_fwd *f = tg_mpirun_find_fwd(r, name);
+        bool all = r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none);
+        if (f && f->value)
+            continue;
+        if ((f || all) && defined)
+            continue;
+        return false;
+    }
+    return true;
+}
+
+static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_launch *l,
+                      const struct tg_container *lc)
+{
+    const struct tg_container *wc = main_container(m->worker);
+    json_t *env = wc ? json_object_get(wc->c, "env") : NULL;
+    char names[200] = "", fix[200] = "";
+    size_t missing = 0, i;
+    json_t *e;
+    bool openmpi = false;
+    if (!json_is_array(env) || l->nruns == 0)
+        return;     /* no launch seen: how ranks start is unknown */
+    for (size_t k = 0; k < l->nruns; k++)
+        openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
+    json_array_foreach(env, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!name || !is_fabric_var(name) || reaches_ranks(l, lc->c, name))
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < i && !dup; k++) {
+            const char *o = json_string_value(json_object_get(json_array_get(env, k), "name"));
+            dup = o && !strcmp(o, name);
+        }
+        if (dup)
+            continue;
+        if (missing < 4) {
+            size_t a = strlen(names), b = strlen(fix);
+            snprintf(names + a, sizeof(names) - a, "%s%.40s", missing ? ", " : "", name);
+            snprintf(fix + b, sizeof(fix) - b, "%s-x %.40s", missing ? " " : "", name);
+        }
+        missing++;
+    }
+    if (!missing)
+        return;
+    char more[32] = "";
+    struct tg_path p;
+    tg_path_key(&p, &wc->path, "env");
+    const char *field = p.field;
+    if (missing > 4)
+        snprintf(more, sizeof(more), " and %zu more", missing - 4);
+    if (openmpi)
+        tg_report(ev, "mpi.env-not-forwarded", field,
+                  "%s%s set only on the workers never reach MPI ranks (sshd starts them with a "
+                  "fresh env); set them on the launcher and pass %s to mpirun",
+                  names, more, fix);
+    else
+        tg_report(ev, "mpi.env-not-forwarded", field,
+                  "%s%s set only on the workers never reach MPI ranks (sshd starts them with a "
+                  "fresh env); set them in the launcher's env, which the launcher forwards",
+                  names, more);
+}
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
+{
+    const struct tg_container *lc = main_container(m->launcher);
+    enum tg_mpi_impl impl;
+    struct tg_launch l;
+    struct slots s;
+    int rc;
+    if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0)
+        return 0;    /* an unknown implementation is refused by the operator's enum */
+    tg_launch_init(&l);
+    rc = tg_launch_parse_container(lc->c, impl, &l);
+    if (rc < 0)
+        goto out;
+    if (count_slots(m, &s))
+        for (size_t i = 0; i < l.nruns; i++)
+            check_run(ev, lc, &l.runs[i], &s);
+    check_env(ev, m, &l, lc);
+out:
+    tg_launch_release(&l);
+    return rc;
+}
+
+int tg_rules_mpi(struct tg_eval *ev)
+{
+    struct tg_workload *wl = ev->wl;
+    const struct tg_mpi *m = &wl->mpi;
+    if (wl->kind != TG_KIND_MPIJOB || tg_workload_spec_unchanged(wl))
+        return 0;
+    check_replicas(ev, m);
+    check_restart_policy(ev, m);
+    check_name(ev, wl, m);
+    check_slots_accel(ev, m);
+    int rc = check_launcher(ev, m);
+    return rc < 0 ? rc : 0;
+}
