@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tg/instances.h"
+#include "tg/launcher.h"
 #include "tg/pod.h"
 #include "tg/rules.h"
 
@@ -252,181 +253,17 @@ static int emit(struct tg_eval *ev, const struct tg_container *k, json_t *items)
 
 /* ---- MPIJob launcher: forwarding to the ranks ----------------------------------------------- */
 
-/* What the launcher's command line does about environment forwarding. Read from the container's
- * command and args: exec-form words, and the words of any script given to sh -c (split on blanks;
- * enough to see launcher options, which never need quoting). */
-struct fwd_scan {
-    bool entrypoint;     /* no command and no args: the image's entrypoint, unknown */
-    size_t runs;         /* launcher invocations seen */
-    bool cmdline_fwd;    /* some run forwards with -x, -genv/-env, -genvlist or --mca env list */
-    bool forward_all;    /* horovodrun, -genvall/-envall */
-    bool forward_none;   /* -genvnone/-envnone */
-    bool horovod;
-    json_t *names;       /* names forwarded on the command line (array of strings) */
-};
-
-static const char *base_name(const char *w)
+/* Is name forwarded to the ranks of run: forward-all (horovodrun, -genvall), Hydra's default (any
+ * implementation but Open MPI, unless -genvnone), or -x NAME / -genv NAME / the --mca env list. */
+static bool run_forwards(const struct tg_mpirun *r, const char *name)
 {
-    const char *s = strrchr(w, '/');
-    return s ? s + 1 : w;
+    return r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none) ||
+           tg_mpirun_find_fwd(r, name) != NULL;
 }
 
-static bool is_launcher(const char *w)
-{
-    static const char *const names[] = {"mpirun",  "mpiexec", "mpiexec.hydra",
-                                        "orterun", "prterun", "horovodrun"};
-    const char *b = base_name(w);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (!strcmp(b, names[i]))
-            return true;
-    }
-    return false;
-}
-
-static bool is_separator(const char *w)
-{
-    return !strcmp(w, ";") || !strcmp(w, "&&") || !strcmp(w, "||") || !strcmp(w, "|") ||
-           !strcmp(w, "&") || !strcmp(w, "\n");
-}
-
-/* Adds the names of a list ("A;B=1" or "A,B") to s->names. */
-static int scan_add_list(struct fwd_scan *s, const char *list, char sep)
-{
-    const char *p = list;
-    while (*p) {
-        size_t n = strcspn(p, sep == ';' ? ";" : ",");
-        size_t eq = strcspn(p, "=");
-        size_t len = eq < n ? eq : n;
-        if (len && json_array_append_new(s->names, json_stringn(p, len)))
-            return -ENOMEM;
-        p += n;
-        if (*p)
-            p++;
-    }
-    return 0;
-}
-
-/* Reads the options of one launcher run starting after words[i]; returns the index after it. */
-static size_t scan_run(struct fwd_scan *s, char **w, size_t n, size_t i, int *rc)
-{
-    s->runs++;
-    if (!strcmp(base_name(w[i]), "horovodrun")) {
-        /* horovodrun starts Open MPI's mpirun with -x for its whole environment. */
-        s->horovod = s->forward_all = s->cmdline_fwd = true;
-    }
-    for (i++; i < n && !is_separator(w[i]); i++) {
-        const char *o = w[i];
-        const char *next = i + 1 < n ? w[i + 1] : NULL;
-        if (!strcmp(o, "-genvall") || !strcmp(o, "-envall")) {
-            s->forward_all = true;
-        } else if (!strcmp(o, "-genvnone") || !strcmp(o, "-envnone")) {
-            s->forward_none = true;
-        } else if (next && (!strcmp(o, "-x") || !strcmp(o, "-genv") || !strcmp(o, "-env"))) {
-            s->cmdline_fwd = true;
-            *rc = scan_add_list(s, next, ';');
-            i++;
-        } else if (next && (!strcmp(o, "-genvlist") || !strcmp(o, "-envlist"))) {
-            s->cmdline_fwd = true;
-            *rc = scan_add_list(s, next, ',');
-            i++;
-        } else if (next && i + 2 < n &&
-                   (!strcmp(o, "--mca") || !strcmp(o, "-mca") || !strcmp(o, "--gmca") ||
-                    !strcmp(o, "-gmca")) &&
-                   !strcmp(next, "mca_base_env_list")) {
-            s->cmdline_fwd = true;
-            *rc = scan_add_list(s, w[i + 2], ';');
-            i += 2;
-        }
-        if (*rc < 0)
-            break;
-    }
-    return i;
-}
-
-/* Splits text into words on blanks, keeping ';' '&&' '|' '&' and newlines as separator words and
- * dropping one layer of quotes from each word. Appends malloc'd words to *w. */
-static int split_words(const char *text, char ***w, size_t *n, size_t *cap)
-{
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == '\\')
-            p++;
-        if (!*p)
-            break;
-        size_t len = *p == '\n' ? 1 : strcspn(p, " \t\n;&|");
-        if (len == 0)
-            len = (p[0] == p[1] && (p[0] == '&' || p[0] == '|')) ? 2 : 1;
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 32;
-            char **g = realloc(*w, nc * sizeof(*g));
-            if (!g)
-                return -ENOMEM;
-            *w = g;
-            *cap = nc;
-        }
-        const char *s = p;
-        size_t l = len;
-        if (l >= 2 && (s[0] == '"' || s[0] == '\'') && s[l - 1] == s[0]) {
-            s++;
-            l -= 2;
-        }
-        if (!((*w)[(*n)++] = strndup(s, l)))
-            return -ENOMEM;
-        p += len;
-    }
-    return 0;
-}
-
-static int scan_command(json_t *c, struct fwd_scan *s)
-{
-    static const char *const parts[] = {"command", "args"};
-    char **w = NULL;
-    size_t n = 0, cap = 0, i, j;
-    json_t *v;
-    int rc = 0;
-    memset(s, 0, sizeof(*s));
-    if (!(s->names = json_array()))
-        return -ENOMEM;
-    s->entrypoint = !json_array_size(json_object_get(c, "command")) &&
-                    !json_array_size(json_object_get(c, "args"));
-    for (j = 0; j < 2 && rc == 0; j++) {
-        json_array_foreach(json_object_get(c, parts[j]), i, v)
-        {
-            if (json_is_string(v) && (rc = split_words(json_string_value(v), &w, &n, &cap)) < 0)
-                break;
-        }
-    }
-    for (i = 0; i < n && rc == 0;) {
-        if (is_launcher(w[i]))
-            i = scan_run(s, w, n, i, &rc);
-        else
-            i++;
-    }
-    for (i = 0; i < n; i++)
-        free(w[i]);
-    free(w);
-    return rc;
-}
-
-/* Is name forwarded on the command line ("-x NAME", "-x NAME=v", or a "-x PREFIX*" pattern)? */
-static bool scan_forwards(const struct fwd_scan *s, const char *name)
-{
-    size_t i;
-    json_t *v;
-    if (s->forward_all)
-        return true;
-    json_array_foreach(s->names, i, v)
-    {
-        const char *f = json_string_value(v);
-        size_t len = strlen(f);
-        if (!strcmp(f, name) || (len && f[len - 1] == '*' && !strncmp(f, name, len - 1)))
-            return true;
-    }
-    return false;
-}
-
-/* Comma-joins the names of `names` that s does not forward, into buf. Returns how many. */
-static size_t unforwarded(const struct fwd_scan *s, json_t *names, char *buf, size_t len)
+/* Comma-joins into buf the names of `names` that some run of l does not forward (l NULL: all of
+ * them). Returns how many. */
+static size_t unforwarded(const struct tg_launch *l, json_t *names, char *buf, size_t len)
 {
     size_t i, count = 0, at = 0;
     json_t *v;
@@ -434,7 +271,10 @@ static size_t unforwarded(const struct fwd_scan *s, json_t *names, char *buf, si
     json_array_foreach(names, i, v)
     {
         const char *name = json_string_value(v);
-        if (s && scan_forwards(s, name))
+        bool ok = l && l->nruns > 0;
+        for (size_t r = 0; l && r < l->nruns && ok; r++)
+            ok = run_forwards(&l->runs[r], name);
+        if (ok)
             continue;
         int n = snprintf(buf + at, len - at, "%s%s", count ? "," : "", name);
         if (n > 0 && (size_t)n < len - at)
@@ -444,16 +284,42 @@ static size_t unforwarded(const struct fwd_scan *s, json_t *names, char *buf, si
     return count;
 }
 
-/* Which list names of `names` the user's own OMPI_MCA_mca_base_env_list value leaves out. */
+/* Which of `names` the user's own OMPI_MCA_mca_base_env_list value leaves out. */
 static size_t env_list_missing(const char *list, json_t *names, char *buf, size_t len)
 {
-    struct fwd_scan s;
-    memset(&s, 0, sizeof(s));
-    if (!(s.names = json_array()))
-        return 0;
-    size_t count = scan_add_list(&s, list, ';') < 0 ? 0 : unforwarded(&s, names, buf, len);
-    json_decref(s.names);
+    struct tg_mpirun run;
+    struct tg_launch l = {.runs = &run, .nruns = 1};
+    memset(&run, 0, sizeof(run));
+    run.impl = TG_MPI_OPENMPI;
+    size_t count = tg_mpirun_add_env_list(&run, list) < 0 ? 0 : unforwarded(&l, names, buf, len);
+    tg_mpirun_release(&run);
     return count;
+}
+
+/* Does any run pass env on its own command line (-x, --mca mca_base_env_list, horovodrun)? */
+static bool cmdline_forwarding(const struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++) {
+        if (l->runs[i].nfwd || l->runs[i].forward_all || l->runs[i].horovod)
+            return true;
+    }
+    return false;
+}
+
+/* Could the reader have missed an option (a script it could not finish, an unknown option)? */
+static bool launch_uncertain(const struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++) {
+        if (l->runs[i].note[0])
+            return true;
+    }
+    return l->script_error;
+}
+
+static bool runs_entrypoint(json_t *c)
+{
+    return !json_array_size(json_object_get(c, "command")) &&
+           !json_array_size(json_object_get(c, "args"));
 }
 
 /* Open MPI: ranks see a variable only when mpirun forwards it. Decides whether adding
@@ -476,7 +342,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
                               json_t *items)
 {
     char miss[160], field[TG_PATH_MAX + 16];
-    struct fwd_scan s;
+    struct tg_launch l;
     bool defined;
     int rc;
     const char *list = tg_env_value(k->c, ENV_LIST_VAR, &defined);
@@ -493,20 +359,22 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
                  ENV_LIST_VAR, miss);
         return 0;
     }
-    if ((rc = scan_command(k->c, &s)) < 0)
+    tg_launch_init(&l);
+    if ((rc = tg_launch_parse_container(k->c, TG_MPI_OPENMPI, &l)) < 0)
         goto out;
-    if (s.entrypoint || s.runs == 0) {
+    tg_path_sub(field, sizeof(field), &k->path, "command");
+    if (runs_entrypoint(k->c) || l.nruns == 0 || launch_uncertain(&l)) {
+        const char *why = runs_entrypoint(k->c) ? "image entrypoint"
+                          : l.nruns == 0        ? "no mpirun seen"
+                                                : "mpirun not fully readable";
         unforwarded(NULL, names, miss, sizeof(miss));
-        note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
-             "no mpirun seen, so %s is not set (Open MPI 4 aborts if mpirun also gets -x); "
-             "forward %s to the ranks with -x",
+        note(ev, runs_entrypoint(k->c) ? k->path.field : field,
+             "%s: %s not set (Open MPI 4 rejects it with -x); forward %s with -x", why,
              ENV_LIST_VAR, miss);
-    } else if (s.cmdline_fwd) {
-        if (unforwarded(&s, names, miss, sizeof(miss)))
-            note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
-                 "mpirun forwards env with -x, so %s cannot be used; add -x %s for the ranks on "
-                 "workers",
-                 ENV_LIST_VAR, miss);
+    } else if (cmdline_forwarding(&l)) {
+        if (unforwarded(&l, names, miss, sizeof(miss)))
+            note(ev, field, "mpirun uses -x, so %s cannot be used; add -x %s", ENV_LIST_VAR,
+                 miss);
     } else {
         char value[512];
         size_t i, at = 0;
@@ -522,7 +390,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
         rc = items_add(items, ENV_LIST_VAR, value);
     }
 out:
-    json_decref(s.names);
+    tg_launch_release(&l);
     return rc;
 }
 
@@ -531,15 +399,20 @@ out:
  * inherits environment variables from the shell on which mpiexec is launched, and passes it to
  * the launched processes"); Intel MPI Developer Reference, Hydra options (-genvall/-envall
  * propagate all, -genvnone/-envnone suppress propagation). Only -genvnone breaks that. */
-static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, json_t *names)
+static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, json_t *names,
+                            enum tg_mpi_impl impl)
 {
     char miss[160], field[TG_PATH_MAX + 16];
-    struct fwd_scan s;
-    int rc = scan_command(k->c, &s);
-    if (rc == 0 && s.forward_none && unforwarded(&s, names, miss, sizeof(miss)))
+    struct tg_launch l;
+    bool none = false;
+    tg_launch_init(&l);
+    int rc = tg_launch_parse_container(k->c, impl, &l);
+    for (size_t i = 0; rc == 0 && i < l.nruns; i++)
+        none |= l.runs[i].forward_none;
+    if (none && unforwarded(&l, names, miss, sizeof(miss)))
         note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
              "mpiexec -genvnone stops %s from reaching the ranks; add -genv for them", miss);
-    json_decref(s.names);
+    tg_launch_release(&l);
     return rc;
 }
 
@@ -579,7 +452,7 @@ static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, str
 {
     const struct tg_mpi *m = &ev->wl->mpi;
     json_t *items = json_array(), *names = json_array();
-    const char *impl = m->implementation ? m->implementation : "OpenMPI";
+    enum tg_mpi_impl impl;
     int rc = -ENOMEM;
     if (!items || !names)
         goto out;
@@ -601,14 +474,14 @@ static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, str
     if (!env_writable(ev, k, items))
         goto out;
     /* spec.mpiImplementation (api-facts 2.2): OpenMPI (default), Intel, MPICH. */
-    if (!strcmp(impl, "OpenMPI"))
-        rc = openmpi_forwarding(ev, k, names, items);
-    else if (!strcmp(impl, "Intel") || !strcmp(impl, "MPICH"))
-        rc = hydra_forwarding(ev, k, names);
-    else
+    if (tg_mpi_impl_parse(m->implementation, &impl) < 0)
         note(ev, "spec.mpiImplementation",
              "unknown value \"%.40s\": EFA variables added to the launcher but not forwarded",
-             impl);
+             m->implementation);
+    else if (impl == TG_MPI_OPENMPI)
+        rc = openmpi_forwarding(ev, k, names, items);
+    else
+        rc = hydra_forwarding(ev, k, names, impl);
     if (rc == 0 && json_array_size(items)) {
         rc = emit(ev, k, items);
         items = NULL;

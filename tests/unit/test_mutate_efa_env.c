@@ -384,8 +384,10 @@ static const struct fwd_case fwd_cases[] = {
     {"OpenMPI", "            command: [mpirun, -x, FI_PROVIDER, -x, 'NCCL_DEBUG=INFO', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
      "add -x FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
-    /* -x forwards every one of them (a prefix pattern counts): nothing to say. */
-    {"OpenMPI", "            args: [mpirun, -x, 'FI_*', -x, NCCL_SOCKET_IFNAME, /app]\n",
+    /* -x forwards every one of them: nothing to say. */
+    {"OpenMPI",
+     "            args: [mpirun, -x, FI_PROVIDER, -x, FI_EFA_USE_DEVICE_RDMA, -x, NCCL_SOCKET_IFNAME,"
+     " /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
     /* --mca mca_base_env_list on the command line wins over the env var: treated like -x. */
     {"OpenMPI", "            command: [mpirun, --mca, mca_base_env_list, 'FI_PROVIDER;X', /app]\n",
@@ -396,10 +398,17 @@ static const struct fwd_case fwd_cases[] = {
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
     /* The image entrypoint: unknown command line, not safe. */
     {"OpenMPI", "            image: nccl\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "no mpirun seen"},
+     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "image entrypoint"},
     /* A script file: mpirun not visible. */
     {"OpenMPI", "            command: [bash, /scripts/run.sh]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "no mpirun seen"},
+    /* An option the reader does not know could hide a -x: not safe. */
+    {"OpenMPI", "            command: [mpirun, --frobnicate, /app]\n",
+     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "mpirun not fully readable"},
+    /* -x inside an sh -c script, with quoting. */
+    {"OpenMPI", "            command: [sh, -c, \"mpirun -x 'NCCL_DEBUG=INFO' -np 2 /app\"]\n",
+     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
+     "add -x FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
     /* The user's list leaves some out: kept, warned. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
