@@ -1,12 +1,456 @@
-/* check_cmd.c -- placeholder until the `check` command lands (replaced by its owner). */
+/* check_cmd.c -- `trainguard check`: the admission engine, offline, on manifest files. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tg/cli.h"
+#include "tg/patch.h"
+#include "tg/pipeline.h"
+#include "tg/policy.h"
+#include "tg/review.h"
+#include "tg/yaml_json.h"
+
+/* A manifest file is kilobytes; a whole rendered chart a few MiB. 64 MiB stops a wrong file
+ * (an image, a log) from eating memory while leaving every real input room. */
+#define TG_CHECK_MAX_BYTES (64u * 1024 * 1024)
+/* kind: List inside kind: List is legal; real files nest at most once. */
+#define TG_CHECK_MAX_LIST_DEPTH 8
+
+enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_HELP };
+
+static const struct option options[] = {
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"mutate", no_argument, NULL, OPT_MUTATE},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+struct check_run {
+    const struct tg_policy *policy;
+    struct tg_pipeline_opts opts;
+    bool json;
+    bool mutate;
+    FILE *report;        /* text findings: stdout, or stderr with --mutate (stdout is YAML) */
+    json_t *results;     /* --output json */
+    bool first_yaml;
+    /* counters for the summary */
+    unsigned files, docs, objects, evaluated, denied, deny_findings, warn_findings, audit_findings;
+    unsigned errors, skipped;
+    bool unreadable;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: trainguard check [OPTIONS] FILE... (- for stdin)\n"
+            "\n"
+            "Runs the admission engine of `serve` offline on YAML or JSON manifests: every\n"
+            "document of every file (kind: List expanded, empty documents skipped), as a CREATE.\n"
+            "\n"
+            "  -o, --output text|json       text: one line per finding,\n"
+            "                               FILE:DOC KIND/NAME: DENY|WARN|AUDIT [rule] field: message\n"
+            "                               json: an array with one entry per object\n"
+            "  --mutate                     also run the mutators and print the mutated manifests\n"
+            "                               as YAML on stdout (findings then go to stderr)\n"
+            "  --config FILE                policy file (default: the embedded policy)\n"
+            "  --mode enforce|warn|audit    override the policy's mode\n"
+            "  --help                       this text\n"
+            "\n"
+            "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List).\n"
+            "A document that does not parse (YAML error, duplicate key, unrendered Go template)\n"
+            "is reported as FILE:DOC line L, column C: reason and the run goes on; so is a\n"
+            "document that is not a Kubernetes object (it is skipped).\n"
+            "\n"
+            "Exit status: 0 nothing would be denied; 1 something would be denied (enforce mode);\n"
+            "2 bad usage, a file that cannot be read, or a document that cannot be parsed (input\n"
+            "that could not be checked never passes silently).\n");
+}
+
+static const char *object_name(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+
+    if (name && *name)
+        return name;
+    name = json_string_value(json_object_get(meta, "generateName"));
+    return name && *name ? name : "<unnamed>";
+}
+
+static const char *str_or(json_t *obj, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+
+    return s && *s ? s : dflt;
+}
+
+/* How a finding shows under the effective mode: warn mode downgrades, audit only records. */
+static const char *finding_label(const struct tg_result *res, const struct tg_finding *f,
+                                 bool upper)
+{
+    if (res->mode == TG_MODE_AUDIT)
+        return upper ? "AUDIT" : "audit";
+    if (f->action == TG_ACTION_DENY && res->mode == TG_MODE_ENFORCE)
+        return upper ? "DENY" : "deny";
+    return upper ? "WARN" : "warn";
+}
+
+static void count_finding(struct check_run *r, const struct tg_result *res,
+                          const struct tg_finding *f)
+{
+    if (res->mode == TG_MODE_AUDIT)
+        r->audit_findings++;
+    else if (f->action == TG_ACTION_DENY && res->mode == TG_MODE_ENFORCE)
+        r->deny_findings++;
+    else
+        r->warn_findings++;
+}
+
+/* A document-level problem: text on stderr, or an entry in the JSON array. */
+static int report_error(struct check_run *r, const char *file, const char *doc, const char *msg,
+                        bool fatal)
+{
+    char clean[512];
+
+    tg_text_sanitize(msg, clean, sizeof(clean), 400);
+    if (fatal)
+        r->errors++;
+    else
+        r->skipped++;
+    if (r->json) {
+        json_t *e = json_pack("{s:s, s:s, s:s, s:b}", "file", file, "doc", doc, "error", clean,
+                              "skipped", !fatal);
+
+        if (!e || json_array_append_new(r->results, e))
+            return -ENOMEM;
+        return 0;
+    }
+    fflush(stdout);   /* keep the order of findings and errors on a terminal or in a CI log */
+    fprintf(stderr, "%s:%s %s\n", file, doc, clean);
+    return 0;
+}
+
+static int emit_yaml(struct check_run *r, const json_t *obj)
+{
+    if (!r->first_yaml)
+        fputs("---\n", stdout);
+    r->first_yaml = false;
+    return tg_yaml_emit(obj, stdout);
+}
+
+/* The mutated object (new reference), or a copy of obj when there is nothing to apply. */
+static json_t *mutated(json_t *obj, const struct tg_result *res, char *err, size_t errlen)
+{
+    json_t *copy = json_deep_copy(obj);
+
+    if (!copy) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (tg_patch_count(&res->patch) > 0 && tg_patch_apply(&copy, res->patch.ops, err, errlen) < 0) {
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
+}
+
+static int report_text(struct check_run *r, const char *file, const char *doc, json_t *obj,
+                       const struct tg_result *res)
+{
+    const char *kind = str_or(obj, "kind", "?");
+    const char *name = object_name(obj);
+    char line[TG_FIELD_MAX + TG_MSG_MAX + 64];
+    size_t i;
+    json_t *w;
+
+    for (size_t k = 0; k < res->findings.n; k++) {
+        const struct tg_finding *f = &res->findings.v[k];
+
+        tg_finding_format(f, line, sizeof(line));
+        fprintf(r->report, "%s:%s %s/%s: %s %s\n", file, doc, kind, name,
+                finding_label(res, f, true), line);
+    }
+    /* Mutator remarks (not findings) reach users as warnings; show them too. */
+    json_array_foreach(res->warnings, i, w) {
+        const char *s = json_string_value(w);
+
+        if (s && s[0] != '[')
+            fprintf(r->report, "%s:%s %s/%s: NOTE %s\n", file, doc, kind, name, s);
+    }
+    return 0;
+}
+
+static int report_json(struct check_run *r, const char *file, const char *doc, json_t *obj,
+                       const struct tg_result *res, json_t *patched)
+{
+    json_t *e, *fs = json_array();
+
+    if (!fs)
+        return -ENOMEM;
+    for (size_t k = 0; k < res->findings.n; k++) {
+        const struct tg_finding *f = &res->findings.v[k];
+
+        if (json_array_append_new(fs, json_pack("{s:s, s:s, s:s, s:s}", "rule", f->rule, "action",
+                                                finding_label(res, f, false), "field", f->field,
+                                                "message", f->message))) {
+            json_decref(fs);
+            return -ENOMEM;
+        }
+    }
+    e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o}", "file", file, "doc", doc, "kind",
+                  str_or(obj, "kind", ""), "name", object_name(obj), "apiVersion",
+                  str_or(obj, "apiVersion", ""), "allowed", res->allowed, "evaluated",
+                  res->evaluated, "findings", fs);
+    if (!e)
+        return -ENOMEM;
+    if (!res->evaluated && res->skip_reason)
+        json_object_set_new(e, "skipReason", json_string(res->skip_reason));
+    if (r->mutate) {
+        json_object_set(e, "patch", res->patch.ops);
+        if (res->would_patch)
+            json_object_set(e, "wouldPatch", res->would_patch);
+        if (patched)
+            json_object_set(e, "mutated", patched);
+    }
+    return json_array_append_new(r->results, e) ? -ENOMEM : 0;
+}
+
+static int check_object(struct check_run *r, const char *file, const char *doc, json_t *obj)
+{
+    struct tg_review rv;
+    struct tg_result res;
+    char err[256];
+    json_t *patched = NULL;
+    int rc;
+
+    if (tg_review_from_object(obj, &rv, err, sizeof(err)) < 0) {
+        char msg[320];
+
+        snprintf(msg, sizeof(msg), "not a Kubernetes object (%s); skipped", err);
+        rc = report_error(r, file, doc, msg, false);
+        if (r->mutate && rc == 0)
+            rc = emit_yaml(r, obj);
+        return rc;
+    }
+    r->objects++;
+    rc = tg_pipeline_run(r->policy, &rv, &r->opts, &res);
+    if (rc < 0) {
+        snprintf(err, sizeof(err), "the engine could not decide: %s", strerror(-rc));
+        rc = rc == -ENOMEM ? -ENOMEM : report_error(r, file, doc, err, true);
+        goto out_review;
+    }
+    r->evaluated += res.evaluated;
+    r->denied += !res.allowed;
+    for (size_t k = 0; k < res.findings.n; k++)
+        count_finding(r, &res, &res.findings.v[k]);
+    if (r->mutate && !(patched = mutated(obj, &res, err, sizeof(err)))) {
+        char msg[320];
+
+        snprintf(msg, sizeof(msg), "the patch does not apply: %s", err);
+        rc = report_error(r, file, doc, msg, true);
+        goto out_result;
+    }
+    rc = r->json ? report_json(r, file, doc, obj, &res, patched)
+                 : report_text(r, file, doc, obj, &res);
+    if (rc == 0 && r->mutate && !r->json)
+        rc = emit_yaml(r, patched);
+out_result:
+    json_decref(patched);
+    tg_result_release(&res);
+out_review:
+    tg_review_release(&rv);
+    return rc;
+}
+
+/* kind: List (or any *List with an items array) is what kubectl expands into its items. */
+static bool is_list(json_t *obj)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    size_t n = kind ? strlen(kind) : 0;
+
+    return n >= 4 && strcmp(kind + n - 4, "List") == 0 &&
+           json_is_array(json_object_get(obj, "items"));
+}
+
+static int check_value(struct check_run *r, const char *file, const char *doc, json_t *v,
+                       int depth)
+{
+    if (json_is_object(v) && is_list(v) && depth < TG_CHECK_MAX_LIST_DEPTH) {
+        json_t *items = json_object_get(v, "items");
+        size_t i;
+        json_t *item;
+
+        json_array_foreach(items, i, item) {
+            char sub[96];
+            int rc;
+
+            snprintf(sub, sizeof(sub), "%s.items[%zu]", doc, i);
+            if ((rc = check_value(r, file, sub, item, depth + 1)) < 0)
+                return rc;
+        }
+        return 0;
+    }
+    if (!json_is_object(v)) {
+        char msg[160];
+
+        snprintf(msg, sizeof(msg), "not a Kubernetes object: the document is a %s; skipped",
+                 json_is_array(v) ? "list" : "scalar");
+        return report_error(r, file, doc, msg, false);
+    }
+    return check_object(r, file, doc, v);
+}
+
+static int check_file(struct check_run *r, const char *path)
+{
+    const char *file = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    struct tg_yaml_docs docs;
+    char err[256];
+    size_t len = 0;
+    char *text = tg_read_file(path, TG_CHECK_MAX_BYTES, &len, err, sizeof(err));
+    int rc = 0;
+
+    r->files++;
+    if (!text) {
+        fprintf(stderr, "trainguard check: %s: %s\n", file, err);
+        r->unreadable = true;
+        return 0;
+    }
+    if (tg_yaml_parse_stream(text, len, &docs) < 0) {
+        free(text);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < docs.n && rc == 0; i++) {
+        const struct tg_yaml_doc *d = &docs.v[i];
+        char doc[32];
+
+        if (d->empty)
+            continue;
+        r->docs++;
+        snprintf(doc, sizeof(doc), "%zu", d->index + 1);
+        if (!d->value)
+            rc = report_error(r, file, doc, d->error, true);
+        else
+            rc = check_value(r, file, doc, d->value, 0);
+    }
+    tg_yaml_docs_release(&docs);
+    free(text);
+    return rc;
+}
+
+static void print_summary(const struct check_run *r)
+{
+    fprintf(r->report,
+            "trainguard check: %u file%s, %u document%s, %u object%s (%u evaluated): %u would be "
+            "denied; findings: %u deny, %u warn, %u audit; %u error%s, %u skipped\n",
+            r->files, r->files == 1 ? "" : "s", r->docs, r->docs == 1 ? "" : "s", r->objects,
+            r->objects == 1 ? "" : "s", r->evaluated, r->denied, r->deny_findings,
+            r->warn_findings, r->audit_findings, r->errors, r->errors == 1 ? "" : "s", r->skipped);
+}
+
+static int parse_args(int argc, char **argv, struct check_run *r, const char **config)
+{
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+        case OPT_OUTPUT:
+            if (strcmp(optarg, "json") == 0) {
+                r->json = true;
+            } else if (strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "trainguard check: --output must be text or json, not '%s'\n",
+                        optarg);
+                return -EINVAL;
+            }
+            break;
+        case OPT_MUTATE:
+            r->mutate = true;
+            break;
+        case OPT_CONFIG:
+            *config = optarg;
+            break;
+        case OPT_MODE:
+            if (tg_mode_parse(optarg, &r->opts.mode_override) < 0) {
+                fprintf(stderr,
+                        "trainguard check: --mode must be enforce, warn or audit, not '%s'\n",
+                        optarg);
+                return -EINVAL;
+            }
+            r->opts.has_mode_override = true;
+            break;
+        case 'h':
+        case OPT_HELP:
+            usage(stdout);
+            return 1;
+        default:
+            if (optopt && optopt < 256)
+                fprintf(stderr, "trainguard check: bad option -%c or missing value\n", optopt);
+            else
+                fprintf(stderr, "trainguard check: unknown option or missing value: %s\n",
+                        argv[optind - 1]);
+            return -EINVAL;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "trainguard check: no input files (use - for stdin)\n");
+        return -EINVAL;
+    }
+    return 0;
+}
 
 int tg_cmd_check(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "trainguard check: not built yet\n");
-    return 2;
+    struct check_run r = {.first_yaml = true};
+    const char *config = NULL;
+    struct tg_policy *policy = NULL;
+    char err[512];
+    int rc, status = 2;
+
+    rc = parse_args(argc, argv, &r, &config);
+    if (rc != 0) {
+        if (rc > 0)
+            return 0;
+        fprintf(stderr, "Try 'trainguard check --help'.\n");
+        return 2;
+    }
+    r.opts.offline = true;
+    r.opts.mutate = r.mutate;
+    r.report = r.mutate ? stderr : stdout;
+    policy = config ? tg_policy_load_file(config, err, sizeof(err)) : tg_policy_new_default();
+    if (!policy) {
+        fprintf(stderr, "trainguard check: %s\n", config ? err : "out of memory");
+        return 2;
+    }
+    r.policy = policy;
+    if (r.json && !(r.results = json_array()))
+        goto out;
+    for (int i = optind; i < argc; i++) {
+        if ((rc = check_file(&r, argv[i])) < 0) {
+            fprintf(stderr, "trainguard check: %s\n", strerror(-rc));
+            goto out;
+        }
+    }
+    if (r.json) {
+        /* stdout is the JSON array alone (with --mutate each entry carries "mutated"); the
+         * summary goes to stderr. */
+        if (json_dumpf(r.results, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+            goto out;
+        fputc('\n', stdout);
+        r.report = stderr;
+    }
+    print_summary(&r);
+    if (fflush(stdout) != 0)
+        goto out;
+    status = r.unreadable || r.errors ? 2 : r.denied ? 1 : 0;
+out:
+    json_decref(r.results);
+    tg_policy_unref(policy);
+    return status;
 }
