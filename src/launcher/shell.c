@@ -418,7 +418,7 @@ static void lex_dollar(struct lex *lx, struct walk *w, struct rword *rw, bool qu
             lx->p += strlen(lx->p);
             return;
         }
-        rword_bad(w, rw, p, (size_t)(end - p + 1), "is a command substitution, not read");
+        rword_bad(w, rw, p, (size_t)(end - p + 1), "is a command substitution");
         lx->line += lines;
         lx->p = end + 1;
         return;
@@ -487,7 +487,7 @@ static void lex_backquote(struct lex *lx, struct walk *w, struct rword *rw)
         lx->p = q;
         return;
     }
-    rword_bad(w, rw, p, (size_t)(q - p + 1), "is a command substitution, not read");
+    rword_bad(w, rw, p, (size_t)(q - p + 1), "is a command substitution");
     lx->p = q + 1;
 }
 
@@ -761,7 +761,7 @@ static long long ar_factor(struct arith *a, int depth)
     const struct tg_sh_var *v = tg_sh_vars_get(a->vars, name);
     long long val = 0;
     if (!v)
-        ar_fail(a, "$%.60s is not set in the container env or the script", name);
+        ar_fail(a, "$%.60s is not set in the container env or script", name);
     else if (!v->value)
         ar_fail(a, "%s", v->why);
     else if (!parse_ll(v->value, &val))
@@ -859,7 +859,7 @@ static void expand_segs(struct walk *w, const struct rword *rw, size_t from, siz
                 if (v)
                     snprintf(why, sizeof(why), "%s", v->why);
                 else
-                    snprintf(why, sizeof(why), "$%s is not set in the container env or the script",
+                    snprintf(why, sizeof(why), "$%s is not set in the container env or script",
                              g->text);
                 set_reason(w, out, why);
                 sb_puts(&b, "$");

@@ -142,8 +142,8 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
     if (dns1035_label(label, why, sizeof(why)))
         return;
     tg_report(ev, "mpi.name-too-long", "metadata.name",
-              "worker pod and service name \"%.80s\" %s (DNS-1035 label); the operator would "
-              "never create them; shorten the name",
+              "worker pod and service name \"%.70s\" %s (DNS-1035 label): the operator "
+              "never creates them; rename the job",
               label, why);
 }
 
@@ -172,7 +172,7 @@ static bool count_slots(const struct tg_mpi *m, struct slots *s)
                      s->workers == 1 ? "" : "s");
     if (m->run_launcher_as_worker) {
         s->total += s->per_worker;
-        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld on the launcher",
+        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld launcher",
                  s->per_worker);
     }
     return true;
@@ -192,13 +192,13 @@ static void check_unresolved(struct tg_eval *ev, const char *field, const struct
 {
     if (r->np.set && !r->np.resolved)
         tg_report(ev, "mpi.np-unresolved", field,
-                  "%s -np %.40s cannot be checked against the %lld slots: %s; write the count "
-                  "or set it as a literal env value",
+                  "%s -np %.30s cannot be checked against %lld slots (%s); write a number or a "
+                  "literal env value",
                   r->launcher, r->np.text, s->total, r->np.reason);
     else if (r->per_node.set && !r->per_node.resolved)
         tg_report(ev, "mpi.np-unresolved", field,
-                  "%s ranks per node %.40s cannot be checked against slotsPerWorker %lld: %s",
-                  r->launcher, r->per_node.text, s->per_worker, r->per_node.reason);
+                  "%s ranks per node %.30s are unknown (%s); use a number (slotsPerWorker is %lld)",
+                  r->launcher, r->per_node.text, r->per_node.reason, s->per_worker);
 }
 
 /* -H and --hostfile decide where ranks go; say so instead of guessing. Returns true when the
@@ -208,26 +208,24 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     if (r->hosts && r->host_slots_known) {
         if (r->np.set && r->np.resolved && r->np.value > r->host_slots && !r->oversubscribe)
             tg_report(ev, "mpi.np-exceeds-slots", field,
-                      "%s -np %lld is more than the %lld slots its own host list gives (%zu "
-                      "hosts): mpirun fails with \"not enough slots\"; lower -np or list more "
-                      "slots",
+                      "%s -np %lld is above the %lld slots of its own -H list (%zu hosts): mpirun "
+                      "fails with \"not enough slots\"; lower -np or list more slots",
                       r->launcher, r->np.value, r->host_slots, r->nhosts);
         return false;
     }
     if (r->hosts) {
         if (r->np.set)
             tg_report(ev, "mpi.np-unresolved", field,
-                      "%s -np %.40s cannot be checked: its host list is not literal, so the "
-                      "slots it gives are unknown; use the operator's hostfile or literal "
-                      "host:slots entries",
+                      "%s -np %.30s is not checked: its -H host list is not literal, so its "
+                      "slots are unknown; use the operator's hostfile or literal host:slots",
                       r->launcher, r->np.text);
         return false;
     }
     if (r->hostfile && strcmp(r->hostfile_path, OPERATOR_HOSTFILE) != 0) {
         if (r->np.set)
             tg_report(ev, "mpi.np-unresolved", field,
-                      "%s -np %.40s cannot be checked: --hostfile %.60s replaces the operator's "
-                      "%s, whose slots trainguard knows",
+                      "%s -np %.30s is not checked: --hostfile %.50s is not the operator's %s, so "
+                      "its slots are unknown",
                       r->launcher, r->np.text, r->hostfile_path[0] ? r->hostfile_path : "(unknown)",
                       OPERATOR_HOSTFILE);
         return false;
@@ -248,11 +246,11 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
         !r->oversubscribe) {
         tg_report(ev, "mpi.npernode-exceeds-slots", field,
-                  "%s asks for %lld ranks per worker (%.30s) but slotsPerWorker is %lld: %s; set "
-                  "it to %lld or raise slotsPerWorker",
-                  r->launcher, r->per_node.value, r->per_node.text, s->per_worker,
-                  hydra ? "ranks then share the slots (GPUs) of one worker"
-                        : "mpirun fails with \"not enough slots\"",
+                  "%s runs %lld ranks per worker but slotsPerWorker is %lld: %s; lower it to %lld "
+                  "or raise slotsPerWorker",
+                  r->launcher, r->per_node.value, s->per_worker,
+                  hydra ? "ranks share the GPUs of one worker"
+                        : "Open MPI fails with \"not enough slots\"",
                   s->per_worker);
     }
     if (!r->np.set || !r->np.resolved)
@@ -262,16 +260,15 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
         tg_report(ev, "mpi.np-exceeds-slots", field,
-                  "%s -np %lld is more than the %lld slots (%s): %s; set -np %lld, or raise "
-                  "Worker replicas or slotsPerWorker",
+                  "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
                   r->launcher, np, s->total, s->what,
-                  hydra ? "extra ranks share the slots (GPUs) of the same workers"
-                        : "Open MPI fails with \"not enough slots\"",
+                  hydra ? "extra ranks share the GPUs of the same workers"
+                        : "Open MPI fails (not enough slots)",
                   s->total);
     } else if (np < s->total) {
         tg_report(ev, "mpi.np-below-slots", field,
-                  "%s -np %lld uses %lld of the %lld slots (%s): %lld slots stay idle; set -np "
-                  "%lld or lower Worker replicas or slotsPerWorker",
+                  "%s -np %lld uses %lld of the %lld slots (%s): %lld stay idle; use -np %lld or "
+                  "fewer workers or slots",
                   r->launcher, np, np, s->total, s->what, s->total - np, s->total);
     }
 }
@@ -395,7 +392,7 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
         }
         if (dup)
             continue;
-        if (missing < 4) {
+        if (missing < 2) {
             size_t a = strlen(names), b = strlen(fix);
             snprintf(names + a, sizeof(names) - a, "%s%.40s", missing ? ", " : "", name);
             snprintf(fix + b, sizeof(fix) - b, "%s-x %.40s", missing ? " " : "", name);
@@ -408,17 +405,17 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
     struct tg_path p;
     tg_path_key(&p, &wc->path, "env");
     const char *field = p.field;
-    if (missing > 4)
-        snprintf(more, sizeof(more), " and %zu more", missing - 4);
+    if (missing > 2)
+        snprintf(more, sizeof(more), " (+%zu more)", missing - 2);
     if (openmpi)
         tg_report(ev, "mpi.env-not-forwarded", field,
-                  "%s%s set only on the workers never reach MPI ranks (sshd starts them with a "
-                  "fresh env); set them on the launcher and pass %s to mpirun",
+                  "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
+                  "set on the launcher and add %s",
                   names, more, fix);
     else
         tg_report(ev, "mpi.env-not-forwarded", field,
-                  "%s%s set only on the workers never reach MPI ranks (sshd starts them with a "
-                  "fresh env); set them in the launcher's env, which the launcher forwards",
+                  "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
+                  "set it in the launcher's env, which the launcher forwards",
                   names, more);
 }
 
