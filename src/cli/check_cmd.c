@@ -356,7 +356,7 @@ static int parse_args(int argc, char **argv, struct check_run *r, const char **c
 {
     int c;
 
-    optind = 1;
+    optind = 0;   /* GNU getopt: full re-initialisation (check may run twice in one process) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
         switch (c) {
