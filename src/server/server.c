@@ -41,7 +41,7 @@ static struct {
 struct tg_req {
     const struct tg_route *route;
     unsigned int status;      /* an error decided early (413 past the cap, 500 ENOMEM), or 0 */
-    char msg[320];
+    char msg[400];
     struct tg_body body;
     size_t discarded;         /* body bytes dropped after an early error */
     struct timespec t0;
@@ -142,7 +142,7 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
     }
     if (!r->route) {
         tg_route_allow(tg_webhook_routes, tg_webhook_route_count, url, allow, allowlen);
-        snprintf(r->msg, sizeof(r->msg), "method %.32s not allowed on %.200s (allowed: %s)",
+        snprintf(r->msg, sizeof(r->msg), "method %.32s not allowed on %.200s (allowed: %.60s)",
                  method, url, allow);
         return MHD_HTTP_METHOD_NOT_ALLOWED;
     }
