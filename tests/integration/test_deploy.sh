@@ -330,5 +330,196 @@ for k in sideEffects: "admissionReviewVersions: \[v1\]" "reinvocationPolicy:"; d
     check "chart webhooks set $k" grep -q "$k" "$CHART/templates/webhooks.yaml"
 done
 
+
+# ---- the chart, rendered ---------------------------------------------------------------------
+# Without helm, Go's text/template with sprig (the engine Helm uses) plus Helm's include, required,
+# fail and toYaml renders the chart, when Debian's golang-go, golang-github-masterminds-sprig-dev
+# and golang-gopkg-yaml.v3-dev are installed.
+gocode=/usr/share/gocode/src
+if command -v go >/dev/null 2>&1 && [ -d "$gocode/github.com/Masterminds/sprig" ] &&
+    [ -d "$gocode/gopkg.in/yaml.v3" ] && $have_pyyaml; then
+    mkdir -p "$tmp/go/src/hr"
+    cat >"$tmp/go/src/hr/main.go" <<'GO'
+// hr renders a Helm chart's templates like `helm template` for the functions this chart uses.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig"
+	"gopkg.in/yaml.v3"
+)
+
+func merge(dst, src map[string]interface{}) {
+	for k, v := range src {
+		sm, ok1 := v.(map[string]interface{})
+		dm, ok2 := dst[k].(map[string]interface{})
+		if ok1 && ok2 {
+			merge(dm, sm)
+		} else {
+			dst[k] = v
+		}
+	}
+}
+
+func load(path string, into map[string]interface{}) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = yaml.Unmarshal(b, &into)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, path+":", err)
+		os.Exit(1)
+	}
+}
+
+func main() {
+	chart, ns, rel := os.Args[1], os.Args[2], os.Args[3]
+	vals, meta := map[string]interface{}{}, map[string]interface{}{}
+	load(filepath.Join(chart, "values.yaml"), vals)
+	load(filepath.Join(chart, "Chart.yaml"), meta)
+	for _, f := range os.Args[4:] {
+		o := map[string]interface{}{}
+		load(f, o)
+		merge(vals, o)
+	}
+	ctx := map[string]interface{}{
+		"Values":  vals,
+		"Release": map[string]interface{}{"Name": rel, "Namespace": ns, "Service": "Helm"},
+		"Chart": map[string]interface{}{"Name": meta["name"], "Version": meta["version"],
+			"AppVersion": meta["appVersion"]},
+	}
+	t := template.New("chart").Option("missingkey=zero")
+	fm := sprig.TxtFuncMap()
+	fm["include"] = func(name string, data interface{}) (string, error) {
+		var buf bytes.Buffer
+		err := t.ExecuteTemplate(&buf, name, data)
+		return buf.String(), err
+	}
+	fm["required"] = func(msg string, v interface{}) (interface{}, error) {
+		if v == nil || v == "" {
+			return nil, errors.New(msg)
+		}
+		return v, nil
+	}
+	fm["fail"] = func(msg string) (string, error) { return "", errors.New(msg) }
+	fm["toYaml"] = func(v interface{}) string {
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		enc.Encode(v)
+		return strings.TrimSuffix(buf.String(), "\n")
+	}
+	t.Funcs(fm)
+	files, _ := filepath.Glob(filepath.Join(chart, "templates", "*"))
+	sort.Strings(files)
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if _, err := t.New(filepath.Base(f)).Parse(string(b)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.HasPrefix(base, "_") {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := t.ExecuteTemplate(&buf, base, ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if base != "NOTES.txt" {
+			fmt.Printf("---\n# Source: %s\n%s\n", base, buf.String())
+		}
+	}
+}
+GO
+    [ -n "${HOME:-}" ] || export GOCACHE=$tmp/gocache
+    if (cd "$tmp/go/src/hr" && GO111MODULE=off GOPATH="$tmp/go:/usr/share/gocode" \
+        go build -o "$tmp/hr" . >"$tmp/go.err" 2>&1); then
+        printf 'certificates:\n  source: secret\n  caBundle: Q0E=\nmode: warn\nwebhook:\n  failurePolicy: Fail\n  namespaceSelector:\n    matchLabels: {trainguard.dev/webhook: enabled}\npolicy:\n  namespaceModes: {ml-a: enforce}\n' >"$tmp/secret.yaml"
+        for variant in "trainguard trainguard certManager" "ml-system tg secret"; do
+            read -r ns rel src <<<"$variant"
+            extra=""
+            [ "$src" = secret ] && extra=$tmp/secret.yaml
+            if "$tmp/hr" "$CHART" "$ns" "$rel" $extra >"$tmp/chart.yaml" 2>"$tmp/chart.err"; then
+                ok "chart renders ($src certificates, release $rel in $ns)"
+            else
+                bad "chart renders ($src): $(head -c 300 "$tmp/chart.err")"
+                continue
+            fi
+            python3 - "$tmp/chart.yaml" "$ns" "$src" >"$tmp/py2.out" 2>&1 <<'PY'
+import sys, yaml
+path, ns, src = sys.argv[1:4]
+def say(ok, name):
+    print(("ok   " if ok else "FAIL ") + "chart (%s): %s" % (src, name))
+docs = [d for d in yaml.safe_load_all(open(path)) if d]
+kinds = {}
+for d in docs:
+    kinds.setdefault(d.get("kind"), []).append(d)
+say(all(d.get("apiVersion") and d.get("kind") and (d.get("metadata") or {}).get("name")
+        for d in docs), "every document has apiVersion, kind, metadata.name")
+svc = kinds["Service"][0]
+dep = kinds["Deployment"][0]
+pod = dep["spec"]["template"]["spec"]
+secret = [v for v in pod["volumes"] if v["name"] == "tls"][0]["secret"]["secretName"]
+for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+    cfg = kinds[k][0]
+    w = cfg["webhooks"][0]
+    s = w["clientConfig"]["service"]
+    say(w["sideEffects"] == "None" and w["admissionReviewVersions"] == ["v1"],
+        "%s sideEffects None, admissionReviewVersions [v1]" % k)
+    say(s["name"] == svc["metadata"]["name"] and s["namespace"] == ns, "%s references the Service" % k)
+    excl = [e for e in w["namespaceSelector"]["matchExpressions"]
+            if e["key"] == "kubernetes.io/metadata.name"][0]["values"]
+    say({"kube-system", ns} <= set(excl), "%s skips kube-system and %s" % (k, ns))
+    ann = (cfg["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
+    if src == "certManager":
+        cert = [c for c in kinds["Certificate"] if c["metadata"]["name"] == ann.split("/")[1]]
+        say(ann.startswith(ns + "/") and len(cert) == 1, "%s inject-ca-from names the Certificate" % k)
+        say(cert and cert[0]["spec"]["secretName"] == secret, "the Certificate writes the mounted Secret")
+        say(w["failurePolicy"] == "Ignore", "%s failurePolicy Ignore by default" % k)
+    else:
+        say(ann is None and w["clientConfig"].get("caBundle") == "Q0E=", "%s caBundle from values" % k)
+        say(w["failurePolicy"] == "Fail", "%s failurePolicy from values" % k)
+        say(w["namespaceSelector"].get("matchLabels") == {"trainguard.dev/webhook": "enabled"},
+            "%s namespaceSelector.matchLabels from values" % k)
+say("Certificate" in kinds if src == "certManager" else "Certificate" not in kinds,
+    "cert-manager objects only with certManager")
+say(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
+say(dep["spec"]["replicas"] == 2, "2 replicas")
+open(path + ".policy", "w").write(kinds["ConfigMap"][0]["data"]["policy.yaml"])
+PY
+            cat "$tmp/py2.out"
+            pass=$((pass + $(grep -c '^ok ' "$tmp/py2.out")))
+            fail=$((fail + $(grep -c '^FAIL ' "$tmp/py2.out")))
+            grep -q '^Traceback' "$tmp/py2.out" && bad "chart ($src): python checks crashed"
+            if [ -x "$BIN" ]; then
+                check "chart ($src): policy passes 'trainguard policy check'" \
+                    "$BIN" policy check "$tmp/chart.yaml.policy"
+            fi
+        done
+        printf 'certificates:\n  source: secret\n' >"$tmp/nocab.yaml"
+        "$tmp/hr" "$CHART" ns r "$tmp/nocab.yaml" >/dev/null 2>"$tmp/nocab.err"
+        rc=$?
+        check "chart refuses source secret without caBundle" \
+            bash -c "test $rc -ne 0 && grep -q 'caBundle is required' '$tmp/nocab.err'"
+    else
+        bad "building the template renderer: $(head -c 300 "$tmp/go.err")"
+    fi
+else
+    echo "SKIP: chart rendering (needs go, Debian golang-github-masterminds-sprig-dev and" \
+        "golang-gopkg-yaml.v3-dev, and PyYAML)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
