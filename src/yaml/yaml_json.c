@@ -358,15 +358,16 @@ static json_t *scalar_to_json(const struct scalar *sc, const char *text, size_t 
 
 /* ---- mapping keys ------------------------------------------------------------------------ */
 
-/* strconv.FormatFloat(f, 'g', -1, 32): the shortest digits that read back as the same float32,
- * exponent form when exp < -4 || exp >= 21 is not Go's rule -- Go uses exp >= eprec where eprec is
- * 6 for shortest... with eprec raised to the digit count when it is larger. */
+/* strconv.FormatFloat(f, 'g', -1, 32), as convertToJSONableObject formats float keys: the
+ * shortest digits that read back as the same float32; exponent form when the decimal exponent is
+ * below -4 or at least 6 (Go's %g rule with shortest precision, strconv/ftoa.go). */
 static void go_format_float32(double d, char *buf, size_t len)
 {
     float f = (float)d;
-    char tmp[64];
-    int prec, exp10, ndig;
+    char tmp[64], mant[40];
+    int prec, exp10;
     char *e;
+    size_t ml;
 
     if (isnan(f)) {
         snprintf(buf, len, ".nan");
@@ -376,36 +377,24 @@ static void go_format_float32(double d, char *buf, size_t len)
         snprintf(buf, len, f > 0 ? ".inf" : "-.inf");
         return;
     }
-    for (prec = 1; prec <= 9; prec++) {
+    for (prec = 1; prec < 9; prec++) {
         snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, (double)f);
         if (strtof(tmp, NULL) == f)
             break;
     }
-    if (prec > 9)
-        prec = 9;
+    snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, (double)f);
     e = strchr(tmp, 'e');
     exp10 = e ? (int)strtol(e + 1, NULL, 10) : 0;
-    ndig = prec;
-    /* Go: eprec = 6 for shortest, but if digits > eprec and digits >= decimal point, eprec =
-     * digits (strconv/ftoa.go %g branch). */
-    {
-        int eprec = 6;
-
-        if (ndig > eprec && ndig >= exp10 + 1)
-            eprec = ndig;
-        if (exp10 < -4 || exp10 >= eprec) {
-            char mant[40];
-            size_t ml = (size_t)(e - tmp);
-
-            if (ml >= sizeof(mant))
-                ml = sizeof(mant) - 1;
-            memcpy(mant, tmp, ml);
-            mant[ml] = '\0';
-            snprintf(buf, len, "%se%c%02d", mant, exp10 < 0 ? '-' : '+', abs(exp10));
-            return;
-        }
+    if (exp10 < -4 || exp10 >= 6) {
+        ml = e ? (size_t)(e - tmp) : strlen(tmp);
+        if (ml >= sizeof(mant))
+            ml = sizeof(mant) - 1;
+        memcpy(mant, tmp, ml);
+        mant[ml] = '\0';
+        snprintf(buf, len, "%se%c%02d", mant, exp10 < 0 ? '-' : '+', abs(exp10));
+        return;
     }
-    snprintf(buf, len, "%.*f", ndig - 1 - exp10 > 0 ? ndig - 1 - exp10 : 0, (double)f);
+    snprintf(buf, len, "%.*f", prec - 1 - exp10 > 0 ? prec - 1 - exp10 : 0, (double)f);
 }
 
 /* The string form of a key as convertToJSONableObject makes it. NULL with why on error. */
@@ -665,7 +654,13 @@ static int on_scalar(struct conv *c, const yaml_event_t *ev)
     }
     if (c->depth == 0 && sc.kind == SK_NULL && len == 0 && !tag)
         c->root_empty_scalar = true;
-    v = scalar_to_json(&sc, text, len);
+    /* A float key keeps its float form: Go formats it with FormatFloat(f, 'g', -1, 32), so
+     * 1e7 is "1e+07" while the integer 10000000 is "10000000". */
+    if (sc.kind == SK_FLOAT && c->depth > 0 && json_is_object(c->st[c->depth - 1].node) &&
+        !c->st[c->depth - 1].key)
+        v = json_real(sc.f);
+    else
+        v = scalar_to_json(&sc, text, len);
     if (!v) {
         if (sc.kind != SK_STR)
             return -ENOMEM;
@@ -789,6 +784,37 @@ static void add_template_hint(struct docs_builder *b, size_t first, const char *
     }
 }
 
+/* The API server reads 2.0 back as the integer 2 (and re-encodes it as 2): do the same for JSON
+ * input, as the YAML path does. Returns 0 or -ENOMEM. */
+static int integral_reals(json_t *v)
+{
+    size_t i;
+    const char *k;
+    json_t *item;
+    void *tmp;
+
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, item) {
+            if (json_is_real(item)) {
+                if (json_array_set_new(v, i, json_from_double(json_real_value(item))) < 0)
+                    return -ENOMEM;
+            } else if (integral_reals(item) < 0) {
+                return -ENOMEM;
+            }
+        }
+    } else if (json_is_object(v)) {
+        json_object_foreach_safe(v, tmp, k, item) {
+            if (json_is_real(item)) {
+                if (json_object_set_new(v, k, json_from_double(json_real_value(item))) < 0)
+                    return -ENOMEM;
+            } else if (integral_reals(item) < 0) {
+                return -ENOMEM;
+            }
+        }
+    }
+    return 0;
+}
+
 /* JSON text takes the JSON path as in kubectl's YAMLOrJSONDecoder; NULL when it is not JSON. */
 static json_t *try_json(const char *text, size_t len)
 {
@@ -843,6 +869,8 @@ static int parse_chunk(const char *text, size_t len, int line_off, struct docs_b
         }
         d->value = js;
         d->line = line_off + 1;
+        if (integral_reals(js) < 0)
+            return -ENOMEM;
         return 1;
     }
     if (!yaml_parser_initialize(&parser))

@@ -188,6 +188,12 @@ START_TEST(keys)
     expect_conv("1.5: a\n", "{\"1.5\": \"a\"}", NULL);
     expect_conv("1e3: a\n", "{\"1000\": \"a\"}", NULL);
     expect_conv("0.1: a\n", "{\"0.1\": \"a\"}", NULL);
+    expect_conv("1e7: a\n10000000: b\n", "{\"1e+07\": \"a\", \"10000000\": \"b\"}", NULL);
+    expect_conv("1.0: a\n", "{\"1\": \"a\"}", NULL);
+    expect_conv("123456.7: a\n", "{\"123456.7\": \"a\"}", NULL);
+    expect_conv("1234567.0: a\n", "{\"1.234567e+06\": \"a\"}", NULL);
+    expect_conv("0.00001: a\n", "{\"1e-05\": \"a\"}", NULL);
+    expect_conv("0.0001: a\n", "{\"0.0001\": \"a\"}", NULL);
     expect_conv("\"1\": a\n", "{\"1\": \"a\"}", NULL);
     expect_conv("~: a\n", NULL, "null mapping key");
     expect_conv("? [a, b]\n: c\n", NULL, "mapping key is itself a list");
@@ -269,6 +275,19 @@ START_TEST(json_input)
     expect_conv("{\"a\": 1, \"a\": 2}", NULL, "duplicate");
     /* JSON strings stay strings even when YAML would resolve them. */
     expect_conv("{\"a\": \"yes\"}", "{\"a\": \"yes\"}", NULL);
+    /* 2.0 reaches the webhook as 2 after the API server's round trip. */
+    expect_conv("{\"a\": 2.0, \"b\": [1.5, 3.0, {\"c\": -0.0}]}",
+                "{\"a\": 2, \"b\": [1.5, 3, {\"c\": 0}]}", NULL);
+    {
+        char err[256];
+        const char *big = "{\"big\": 123456789012345678901234567890}";
+        json_t *v = tg_yaml_parse_one(big, strlen(big), err, sizeof(err));
+
+        /* Too big for jansson's integers: the YAML path reads it as a float, like go-yaml. */
+        ck_assert_ptr_nonnull(v);
+        ck_assert(json_is_real(json_object_get(v, "big")));
+        json_decref(v);
+    }
 }
 END_TEST
 
