@@ -470,19 +470,17 @@ static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, str
         goto out;
     if (json_array_size(names) == 0)
         goto out;
-    /* envFrom (not opted in) or an unusable env: no variables, so nothing to forward either. */
-    if (!env_writable(ev, k, items))
-        goto out;
     /* spec.mpiImplementation (api-facts 2.2): OpenMPI (default), Intel, MPICH. */
     if (tg_mpi_impl_parse(m->implementation, &impl) < 0)
         note(ev, "spec.mpiImplementation",
-             "unknown value \"%.40s\": EFA variables added to the launcher but not forwarded",
+             "unknown value \"%.40s\": EFA variables are not forwarded to the ranks",
              m->implementation);
     else if (impl == TG_MPI_OPENMPI)
         rc = openmpi_forwarding(ev, k, names, items);
     else
         rc = hydra_forwarding(ev, k, names, impl);
-    if (rc == 0 && json_array_size(items)) {
+    /* envFrom (not opted in) or an unusable env: nothing is added, the forwarding list included. */
+    if (rc == 0 && json_array_size(items) && env_writable(ev, k, items)) {
         rc = emit(ev, k, items);
         items = NULL;
     }

@@ -422,6 +422,18 @@ static const struct fwd_case fwd_cases[] = {
      "{name: a, key: b}}}]\n",
      "OMPI_MCA_mca_base_env_list,FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
      "comes from valueFrom"},
+    /* The user set every variable on the launcher: only the forwarding list is added. */
+    {"OpenMPI",
+     "            command: [mpirun, /app]\n"
+     "            env: [{name: FI_PROVIDER, value: efa}, {name: FI_EFA_USE_DEVICE_RDMA, value: '1'},"
+     " {name: NCCL_SOCKET_IFNAME, value: eth0}]\n",
+     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
+    /* envFrom on the launcher: nothing is added there, the forwarding list included. */
+    {"OpenMPI",
+     "            command: [mpirun, /app]\n"
+     "            envFrom: [{secretRef: {name: s}}]\n",
+     "", "set, so FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list "
+         "not added"},
     /* Intel and MPICH: Hydra forwards the launcher env; -genvnone stops it. */
     {"Intel", "            command: [mpirun, -n, '2', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
