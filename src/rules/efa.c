@@ -590,6 +590,8 @@ int tg_rules_efa(struct tg_eval *ev)
         const struct tg_template *t = &wl->tpl[i];
         bool efa = tg_template_requests_efa(t);
         for (size_t k = 0; k < t->ncontainers; k++) {
+            /* env of the wrong type is reported once here; the env readers then skip it. */
+            tg_get_array(ev, t->containers[k].c, &t->containers[k].path, "env");
             check_quantities(ev, &t->containers[k]);
             if (efa) {
                 check_hugepages(ev, &t->containers[k]);
