@@ -498,7 +498,8 @@ int tg_mutate_efa_env(struct tg_eval *ev)
     int rc = 0;
     if (!ev->patch || !ev->policy || !wl)
         return 0;
-    if (wl->kind == TG_KIND_MPIJOB && wl->mpi.launcher && wl->mpi.worker && tg_template_requests_efa(wl->mpi.worker)) {
+    if (wl->kind == TG_KIND_MPIJOB && wl->mpi.launcher && wl->mpi.worker &&
+        tg_template_requests_efa(wl->mpi.worker)) {
         lmain = launcher_main(wl->mpi.launcher);
         rc = template_pins(wl->mpi.worker, &worker_pins);
     }

@@ -22,7 +22,8 @@ static json_t *review_for(json_t *obj, const char *op)
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     const char *slash = strchr(av, '/');
-    const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
     json_t *req = json_pack("{s:s, s:{s:s%, s:s, s:s}, s:s, s:s, s:{s:s}, s:O}", "uid", "u-1",
                             "kind", "group", av, slash ? (size_t)(slash - av) : (size_t)0,
                             "version", slash ? slash + 1 : av, "kind", kind, "operation",
@@ -378,7 +379,8 @@ static const struct fwd_case fwd_cases[] = {
     {"OpenMPI", "            command: [mpirun, -np, '16', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
     /* sh -c script, mpirun by full path. */
-    {"OpenMPI", "            command: [/bin/sh, -c, 'cd /w && /opt/amazon/openmpi/bin/mpirun -np 16 /app']\n",
+    {"OpenMPI",
+     "            command: [/bin/sh, -c, 'cd /w && /opt/amazon/openmpi/bin/mpirun -np 16 /app']\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
     /* -x forwards some: the rest are named in the warning. */
     {"OpenMPI", "            command: [mpirun, -x, FI_PROVIDER, -x, 'NCCL_DEBUG=INFO', /app]\n",
@@ -386,8 +388,8 @@ static const struct fwd_case fwd_cases[] = {
      "add -x FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
     /* -x forwards every one of them: nothing to say. */
     {"OpenMPI",
-     "            args: [mpirun, -x, FI_PROVIDER, -x, FI_EFA_USE_DEVICE_RDMA, -x, NCCL_SOCKET_IFNAME,"
-     " /app]\n",
+     "            args: [mpirun, -x, FI_PROVIDER, -x, FI_EFA_USE_DEVICE_RDMA,"
+     " -x, NCCL_SOCKET_IFNAME, /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
     /* --mca mca_base_env_list on the command line wins over the env var: treated like -x. */
     {"OpenMPI", "            command: [mpirun, --mca, mca_base_env_list, 'FI_PROVIDER;X', /app]\n",
@@ -425,8 +427,8 @@ static const struct fwd_case fwd_cases[] = {
     /* The user set every variable on the launcher: only the forwarding list is added. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
-     "            env: [{name: FI_PROVIDER, value: efa}, {name: FI_EFA_USE_DEVICE_RDMA, value: '1'},"
-     " {name: NCCL_SOCKET_IFNAME, value: eth0}]\n",
+     "            env: [{name: FI_PROVIDER, value: efa},"
+     " {name: FI_EFA_USE_DEVICE_RDMA, value: '1'}, {name: NCCL_SOCKET_IFNAME, value: eth0}]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
     /* envFrom on the launcher: nothing is added there, the forwarding list included. */
     {"OpenMPI",
@@ -439,7 +441,9 @@ static const struct fwd_case fwd_cases[] = {
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
     {"MPICH", "            command: [mpiexec, -genvnone, -n, '2', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "-genvnone"},
-    {"MPICH", "            command: [mpiexec, -genvnone, -genvlist, 'FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME', /app]\n",
+    {"MPICH",
+     "            command: [mpiexec, -genvnone, -genvlist,"
+     " 'FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
     /* An implementation the operator does not know: launcher env, no forwarding, a warning. */
     {"openmpi", "            command: [mpirun, /app]\n",
