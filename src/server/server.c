@@ -24,8 +24,10 @@
 #include "tg/tls.h"
 
 /* TLS 1.2 and 1.3 only (SPEC section 2); GnuTLS priority syntax, checked by the integration test
- * (a TLS 1.1 client is refused). */
-#define TG_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+ * (TLS 1.0 and 1.1 clients are refused). -RSA drops static RSA key exchange: besides forward
+ * secrecy, it means the private key is used only in the flight right after the certificate
+ * callback, never later in a handshake, which the reload's grace period relies on. */
+#define TG_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA"
 /* Per-connection memory pool (headers, read buffer). An AdmissionReview's headers are a few
  * hundred bytes; the body goes to our own buffer, so 64 KiB is ample and bounds a slow client. */
 #define TG_CONN_MEMORY ((size_t)64 * 1024)
@@ -665,7 +667,9 @@ int tg_server_run(const struct tg_server_config *cfg)
         tg_log(TG_LOG_ERROR, "cannot use the serving certificate: %s", err);
         goto out;
     }
-    tg_tls_set_grace((int)cfg->connection_timeout + 60);
+    /* A replaced pair outlives any handshake that picked it: a handshake is bounded by the idle
+     * timeout per flight, and the key is used in the first server flight. */
+    tg_tls_set_grace(cfg->connection_timeout * 4 > 300 ? (int)cfg->connection_timeout * 4 : 300);
     {
         struct tg_tls_info info;
         if (tg_tls_check_files(cfg->cert_file, cfg->key_file, &info, err, sizeof(err)) == 0)

@@ -263,7 +263,7 @@ serial() { sc 2>/dev/null | openssl x509 -noout -subject 2>/dev/null | sed 's/.*
 expect "serving-one is served" "$(serial)" "serving-one"
 (
     fails=0
-    for i in $(seq 1 60); do
+    for _ in $(seq 1 60); do
         code=$(curl -sS --max-time 5 --cacert "$C/ca.crt" -o /dev/null -w '%{http_code}' \
             -H 'Content-Type: application/json' --data-binary @"$WORK/v1.json" \
             "https://127.0.0.1:$WPORT/validate" 2>/dev/null)
@@ -345,6 +345,24 @@ expect "a trusted client certificate is 200" "$(post /validate "$WORK/v1.json" \
 kill -TERM "$SPID"
 wait "$SPID"
 expect "... and it stops with exit 0" "$?" "0"
+
+# ---- IPv6 ------------------------------------------------------------------------------------
+if grep -qs "^00000000000000000000000000000001 " /proc/net/if_inet6; then
+    "$TG_BIN" serve --listen '[::1]:0' --probe-listen '[::1]:0' --tls-cert-file "$C/tls.crt" \
+        --tls-private-key-file "$C/tls.key" --shutdown-delay 0 2>"$WORK/v6.log" &
+    SPID=$!
+    PIDS+=("$SPID")
+    for _ in $(seq 1 50); do grep -q 'probes listening' "$WORK/v6.log" && break; sleep 0.1; done
+    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/v6.log" | awk '{print $NF}')
+    code=$(curl -sS --max-time 5 --cacert "$C/ca.crt" -o /dev/null -w '%{http_code}' \
+        --resolve "localhost:$WPORT:[::1]" -H 'Content-Type: application/json' \
+        --data-binary @"$WORK/v1.json" "https://localhost:$WPORT/validate")
+    expect "--listen [::1]:0 serves over IPv6" "$code" "200"
+    kill -TERM "$SPID"
+    wait "$SPID"
+else
+    echo "skip - IPv6 loopback not available"
+fi
 
 # ---- a pair made by `trainguard certs`, when that command is there ------------------------------
 if "$TG_BIN" certs --out-dir "$WORK/tgcerts" --service trainguard --namespace trainguard \
