@@ -55,7 +55,8 @@ static const char *clean(const char *s, char *buf, size_t len, size_t max)
     for (; s[i] && o < max; i++)
         buf[o++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '"') ? '?' : s[i];
     if (s[i]) {
-        while (o > 0 && ((unsigned char)buf[o] & 0xC0) == 0x80)
+        /* o == i: back up while the next source byte continues a UTF-8 sequence. */
+        while (o > 0 && ((unsigned char)s[o] & 0xC0) == 0x80)
             o--;
         memcpy(buf + o, "...", 3);
         o += 3;

@@ -167,10 +167,10 @@ static void forget_locked(void)
     R.last = NULL;
     R.last_len = 0;
     R.last_errno = 0;
-    for (int i = 0; i < 2; i++) {
-        if (R.wake[i] >= 0)
-            close(R.wake[i]);
-        R.wake[i] = -1;
+    for (int i = 1; i >= 0; i--) {
+        int fd = __atomic_exchange_n(&R.wake[i], -1, __ATOMIC_ACQ_REL);
+        if (fd >= 0)
+            close(fd);
     }
 }
 
@@ -178,7 +178,7 @@ int tg_policy_reloader_start(const char *path, unsigned interval_ms,
                              const enum tg_mode *mode_override, char *err, size_t errlen)
 {
     struct tg_policy *p;
-    int rc = 0;
+    int rc = 0, fds[2];
 
     pthread_mutex_lock(&R.lock);
     if (R.running || R.path) {
@@ -209,11 +209,13 @@ int tg_policy_reloader_start(const char *path, unsigned interval_ms,
     tg_policy_publish(p);
     R.last_success = now_unix();
     R.interval_ms = interval_ms;
-    if (pipe2(R.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         rc = -errno;
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         goto out_forget;
     }
+    R.wake[0] = fds[0];
+    __atomic_store_n(&R.wake[1], fds[1], __ATOMIC_RELEASE);
     R.stopping = false;
     rc = -pthread_create(&R.thread, NULL, poller, NULL);
     if (rc) {
@@ -240,7 +242,7 @@ int tg_policy_reload_now(void)
 
 void tg_policy_reload_request(void)
 {
-    int saved = errno, fd = R.wake[1];
+    int saved = errno, fd = __atomic_load_n(&R.wake[1], __ATOMIC_ACQUIRE);
     if (fd >= 0) {
         ssize_t n = write(fd, "h", 1);
         (void)n;

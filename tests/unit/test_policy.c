@@ -517,6 +517,30 @@ START_TEST(nul_byte_in_text_is_an_error)
 }
 END_TEST
 
+/* Long keys and values are cut in messages without splitting a UTF-8 character. */
+START_TEST(messages_cut_long_text_on_utf8_boundaries)
+{
+    char y[1024], err[ERRLEN];
+    size_t n = 0;
+    json_t *s;
+
+    n += (size_t)snprintf(y + n, sizeof y - n, "x");
+    for (int i = 0; i < 60; i++)
+        n += (size_t)snprintf(y + n, sizeof y - n, "\xc3\xa9");   /* é: two bytes */
+    n += (size_t)snprintf(y + n, sizeof y - n, ": 1\nmode: \"");
+    for (int i = 0; i < 60; i++)
+        n += (size_t)snprintf(y + n, sizeof y - n, "\xc3\xa9");
+    n += (size_t)snprintf(y + n, sizeof y - n, "\"\n");
+    ck_assert_ptr_null(tg_policy_load_yaml(y, n, "t", err, sizeof err));
+    ck_assert_uint_eq(count_lines(err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "...: unknown key"));
+    ck_assert_ptr_nonnull(strstr(err, "...\" (enforce, warn or audit)"));
+    s = json_string(err);   /* NULL when err is not valid UTF-8 */
+    ck_assert_ptr_nonnull(s);
+    json_decref(s);
+}
+END_TEST
+
 START_TEST(file_errors_name_the_file)
 {
     char err[ERRLEN], dir[] = "/tmp/tg-policy-test-XXXXXX", path[128];
@@ -979,6 +1003,7 @@ Suite *tg_test_policy_suite(void)
     tcase_add_test(tc, small_or_null_error_buffer_is_safe);
     tcase_add_test(tc, invalid_utf8_names_its_position);
     tcase_add_test(tc, nul_byte_in_text_is_an_error);
+    tcase_add_test(tc, messages_cut_long_text_on_utf8_boundaries);
     tcase_add_test(tc, file_errors_name_the_file);
     tcase_add_test(tc, policy_command_exit_codes);
     suite_add_tcase(s, tc);
