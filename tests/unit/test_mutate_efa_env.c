@@ -511,6 +511,35 @@ START_TEST(env_list_follows_worker_pins)
 }
 END_TEST
 
+/* What /mutate produces must pass /validate's env rules: the forwarding list satisfies
+ * mpi.env-not-forwarded, and the launcher's FI_PROVIDER does not trip efa.env-without-device on
+ * the MPIJob (SPEC section 9: the launcher needs no EFA). */
+START_TEST(mutated_mpijob_passes_env_rules)
+{
+    char err[256];
+    struct tg_policy *pol = tg_policy_new_default();
+    json_t *obj = yaml_obj(mpijob("OpenMPI", "            command: [mpirun, -np, '16', /app]\n"));
+    struct run r;
+    run_mutate(pol, obj, &r);
+    json_t *doc = apply_checked(pol, obj, &r);
+    run_release(&r);
+    struct tg_pipeline_opts opts = {0};
+    json_t *root = review_for(doc, NULL);
+    ck_assert_int_eq(tg_review_from_json(root, &r.rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &r.rv, &opts, &r.res), 0);
+    for (size_t i = 0; i < r.res.findings.n; i++) {
+        const char *rule = r.res.findings.v[i].rule;
+        ck_assert_msg(strcmp(rule, "mpi.env-not-forwarded") &&
+                          strcmp(rule, "efa.env-without-device"),
+                      "%s at %s", rule, r.res.findings.v[i].field);
+    }
+    run_release(&r);
+    json_decref(doc);
+    json_decref(obj);
+    tg_policy_unref(pol);
+}
+END_TEST
+
 /* Through the whole request path, as `serve` answers /mutate: patchType JSONPatch and base64. */
 START_TEST(response_carries_json_patch)
 {
@@ -557,6 +586,7 @@ Suite *tg_test_mutate_efa_env_suite(void)
                         (int)(sizeof(fwd_cases) / sizeof(fwd_cases[0])));
     tcase_add_test(unit, env_list_follows_worker_pins);
     tcase_add_test(unit, response_carries_json_patch);
+    tcase_add_test(unit, mutated_mpijob_passes_env_rules);
     suite_add_tcase(s, unit);
     return s;
 }
