@@ -11,14 +11,15 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: trainguard policy default\n"
-            "       trainguard policy check FILE...\n\n"
-            "  default      print the built-in default policy (commented YAML) to start a policy "
-            "file from\n"
-            "  check FILE   validate policy files ('-' reads stdin); errors name line and column\n\n"
-            "Exit status of check: 0 every file is valid, 1 a file is invalid, 2 usage error or "
-            "unreadable file.\nReference of every key: docs/policy.md.\n");
+    fprintf(
+        out,
+        "usage: trainguard policy default\n"
+        "       trainguard policy check FILE...\n\n"
+        "  default      print the built-in default policy (commented YAML) to start a policy "
+        "file from\n"
+        "  check FILE   validate policy files ('-' reads stdin); errors name line and column\n\n"
+        "Exit status of check: 0 every file is valid, 1 a file is invalid, 2 usage error or "
+        "unreadable file.\nReference of every key: docs/policy.md.\n");
 }
 
 static bool is_help(const char *s)

@@ -36,7 +36,7 @@ static const char *const api_version = "trainguard.dev/v1alpha1";
 struct ld {
     yaml_document_t *doc;
     struct tg_policy *p;
-    const char *prefix;        /* written before each error line ("file: "), or "" */
+    const char *prefix; /* written before each error line ("file: "), or "" */
     char *err;
     size_t errlen, used;
     int nerr;
@@ -168,8 +168,7 @@ static bool is_null(const yaml_node_t *n)
     if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return false;
     v = (const char *)n->data.scalar.value;
-    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
-           !strcmp(v, "NULL");
+    return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
 }
 
 /* "a mapping", "a list", "null" or the quoted scalar, for "expected X, got Y". */
@@ -182,7 +181,8 @@ static const char *describe(const yaml_node_t *n, char *buf, size_t len)
         return "a list";
     if (is_null(n))
         return "null";
-    snprintf(buf, len, "%s\"%s\"", n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "" : "the string ",
+    snprintf(buf, len, "%s\"%s\"",
+             n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "" : "the string ",
              clean((const char *)n->data.scalar.value, s, sizeof s, 60));
     return buf;
 }
@@ -193,7 +193,9 @@ static bool expect_type(struct ld *l, yaml_node_t *n, const char *path, yaml_nod
     if (n->type == type && !(type == YAML_SCALAR_NODE && is_null(n)))
         return true;
     ERR(l, n, path, "expected %s, got %s",
-        type == YAML_MAPPING_NODE ? "a mapping" : type == YAML_SEQUENCE_NODE ? "a list" : "a string",
+        type == YAML_MAPPING_NODE    ? "a mapping"
+        : type == YAML_SEQUENCE_NODE ? "a list"
+                                     : "a string",
         describe(n, d, sizeof d));
     return false;
 }
@@ -257,8 +259,8 @@ static bool get_count(struct ld *l, yaml_node_t *n, const char *path, int *out)
 
 static bool get_bool(struct ld *l, yaml_node_t *n, const char *path, bool *out)
 {
-    static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
-                                                                               "FALSE"};
+    static const char *const yes[] = {"true", "True", "TRUE"};
+    static const char *const no[] = {"false", "False", "FALSE"};
     char d[100];
     if (n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
         for (size_t i = 0; i < 3; i++) {
@@ -559,8 +561,7 @@ static void key_zone_labels(struct ld *l, yaml_node_t *v, const char *path)
 
 static void key_narrow(struct ld *l, yaml_node_t *v, const char *path)
 {
-    read_str_list(l, v, path, check_label_key, false, &l->p->narrow_topology_keys,
-                  &l->p->nnarrow);
+    read_str_list(l, v, path, check_label_key, false, &l->p->narrow_topology_keys, &l->p->nnarrow);
 }
 
 static void key_volcano(struct ld *l, yaml_node_t *v, const char *path)

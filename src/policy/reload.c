@@ -8,7 +8,8 @@
  * compared are the bytes that are parsed, so a swap between the two cannot slip through.
  *
  * SIGHUP wiring for the server: from a signal handler call tg_policy_reload_request() (it only
- * writes one byte to a pipe); from a thread that may block (a sigwait loop) tg_policy_reload_now(). */
+ * writes one byte to a pipe); from a thread that may block (a sigwait loop) tg_policy_reload_now().
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -32,14 +33,14 @@ static struct {
     pthread_mutex_t lock;
     bool running, stopping;
     pthread_t thread;
-    int wake[2];                 /* self-pipe: 'h' reload now, 's' stop */
+    int wake[2]; /* self-pipe: 'h' reload now, 's' stop */
     char *path;
     unsigned interval_ms;
     bool have_override;
     enum tg_mode override;
-    char *last;                  /* bytes of the last read (valid or not) */
+    char *last; /* bytes of the last read (valid or not) */
     size_t last_len;
-    int last_errno;              /* errno of the last failed read, 0 after a successful read */
+    int last_errno; /* errno of the last failed read, 0 after a successful read */
     unsigned long long ok, failed;
     double last_success;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}};

@@ -1,5 +1,6 @@
 /* test_policy.c -- the policy loader (every key; every error with its line, column and key path),
- * the embedded default, `trainguard policy`, the reloader (ConfigMap symlink swaps) and snapshots. */
+ * the embedded default, `trainguard policy`, the reloader (ConfigMap symlink swaps) and snapshots.
+ */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -25,22 +26,38 @@ static const struct {
     const char *id;
     enum tg_action action;
 } spec_defaults[] = {
-    {"efa.env-without-device", TG_ACTION_DENY},   {"efa.limit-required", TG_ACTION_DENY},
-    {"efa.invalid-quantity", TG_ACTION_DENY},     {"efa.exceeds-instance", TG_ACTION_DENY},
-    {"efa.below-instance", TG_ACTION_WARN},       {"efa.provider-mismatch", TG_ACTION_WARN},
-    {"efa.no-hugepages", TG_ACTION_WARN},         {"efa.infiniband-hostpath", TG_ACTION_WARN},
-    {"zone.missing", TG_ACTION_DENY},             {"zone.preferred-only", TG_ACTION_DENY},
-    {"zone.multiple", TG_ACTION_DENY},            {"zone.conflict", TG_ACTION_DENY},
-    {"mpi.np-exceeds-slots", TG_ACTION_DENY},     {"mpi.np-below-slots", TG_ACTION_WARN},
-    {"mpi.npernode-exceeds-slots", TG_ACTION_DENY}, {"mpi.np-unresolved", TG_ACTION_WARN},
-    {"mpi.slots-gpu-mismatch", TG_ACTION_WARN},   {"mpi.env-not-forwarded", TG_ACTION_WARN},
-    {"mpi.replicas", TG_ACTION_DENY},             {"mpi.restart-policy", TG_ACTION_DENY},
-    {"mpi.name-too-long", TG_ACTION_DENY},        {"gang.min-exceeds-members", TG_ACTION_DENY},
-    {"gang.partial-start", TG_ACTION_WARN},       {"gang.negative", TG_ACTION_DENY},
-    {"gang.scheduler-mismatch", TG_ACTION_WARN},  {"nodeset.daemonset-replicas", TG_ACTION_WARN},
-    {"nodeset.kind", TG_ACTION_DENY},             {"nodeset.api-version", TG_ACTION_DENY},
-    {"nodeset.controller-ref", TG_ACTION_DENY},   {"nodeset.scaling-mode-change", TG_ACTION_WARN},
-    {"nodeset.mode-field", TG_ACTION_WARN},       {"object.invalid-field", TG_ACTION_DENY},
+    {"efa.env-without-device", TG_ACTION_DENY},
+    {"efa.limit-required", TG_ACTION_DENY},
+    {"efa.invalid-quantity", TG_ACTION_DENY},
+    {"efa.exceeds-instance", TG_ACTION_DENY},
+    {"efa.below-instance", TG_ACTION_WARN},
+    {"efa.provider-mismatch", TG_ACTION_WARN},
+    {"efa.no-hugepages", TG_ACTION_WARN},
+    {"efa.infiniband-hostpath", TG_ACTION_WARN},
+    {"zone.missing", TG_ACTION_DENY},
+    {"zone.preferred-only", TG_ACTION_DENY},
+    {"zone.multiple", TG_ACTION_DENY},
+    {"zone.conflict", TG_ACTION_DENY},
+    {"mpi.np-exceeds-slots", TG_ACTION_DENY},
+    {"mpi.np-below-slots", TG_ACTION_WARN},
+    {"mpi.npernode-exceeds-slots", TG_ACTION_DENY},
+    {"mpi.np-unresolved", TG_ACTION_WARN},
+    {"mpi.slots-gpu-mismatch", TG_ACTION_WARN},
+    {"mpi.env-not-forwarded", TG_ACTION_WARN},
+    {"mpi.replicas", TG_ACTION_DENY},
+    {"mpi.restart-policy", TG_ACTION_DENY},
+    {"mpi.name-too-long", TG_ACTION_DENY},
+    {"gang.min-exceeds-members", TG_ACTION_DENY},
+    {"gang.partial-start", TG_ACTION_WARN},
+    {"gang.negative", TG_ACTION_DENY},
+    {"gang.scheduler-mismatch", TG_ACTION_WARN},
+    {"nodeset.daemonset-replicas", TG_ACTION_WARN},
+    {"nodeset.kind", TG_ACTION_DENY},
+    {"nodeset.api-version", TG_ACTION_DENY},
+    {"nodeset.controller-ref", TG_ACTION_DENY},
+    {"nodeset.scaling-mode-change", TG_ACTION_WARN},
+    {"nodeset.mode-field", TG_ACTION_WARN},
+    {"object.invalid-field", TG_ACTION_DENY},
 };
 #define NSPEC (sizeof spec_defaults / sizeof spec_defaults[0])
 
@@ -103,17 +120,19 @@ static bool policy_eq(const struct tg_policy *a, const struct tg_policy *b)
                  b->nexempt) ||
         !strv_eq(a->zone_labels, a->nzone_labels, (const char *const *)b->zone_labels,
                  b->nzone_labels) ||
-        !strv_eq(a->narrow_topology_keys, a->nnarrow,
-                 (const char *const *)b->narrow_topology_keys, b->nnarrow) ||
+        !strv_eq(a->narrow_topology_keys, a->nnarrow, (const char *const *)b->narrow_topology_keys,
+                 b->nnarrow) ||
         !strv_eq(a->volcano_schedulers, a->nvolcano, (const char *const *)b->volcano_schedulers,
                  b->nvolcano))
         return false;
     for (size_t i = 0; i < a->nns_modes; i++)
-        if (strcmp(a->ns_modes[i].ns, b->ns_modes[i].ns) || a->ns_modes[i].mode != b->ns_modes[i].mode)
+        if (strcmp(a->ns_modes[i].ns, b->ns_modes[i].ns) ||
+            a->ns_modes[i].mode != b->ns_modes[i].mode)
             return false;
     for (size_t i = 0; i < a->nsingle_zone; i++) {
         const struct tg_zone_label *x = &a->single_zone_labels[i], *y = &b->single_zone_labels[i];
-        if (strcmp(x->key, y->key) || !x->zone != !y->zone || (x->zone && strcmp(x->zone, y->zone)) ||
+        if (strcmp(x->key, y->key) || !x->zone != !y->zone ||
+            (x->zone && strcmp(x->zone, y->zone)) ||
             !strv_eq(x->values, x->nvalues, (const char *const *)y->values, y->nvalues))
             return false;
     }
@@ -181,7 +200,7 @@ START_TEST(default_has_spec_namespaces_zones_and_env)
     ck_assert(tg_policy_is_zone_label(p, "failure-domain.beta.kubernetes.io/zone"));
     ck_assert(strv_eq(p->narrow_topology_keys, p->nnarrow, narrow, 5));
     ck_assert(strv_eq(p->volcano_schedulers, p->nvolcano, volcano, 1));
-    ck_assert_uint_eq(p->nsingle_zone, 0);   /* SPEC 9: karpenter.sh/nodepool alone pins nothing */
+    ck_assert_uint_eq(p->nsingle_zone, 0); /* SPEC 9: karpenter.sh/nodepool alone pins nothing */
     ck_assert_uint_eq(p->nns_modes, 0);
     ck_assert(!p->inject_with_env_from);
     ck_assert_uint_eq(p->ninject, 3);
@@ -235,7 +254,7 @@ START_TEST(embedded_default_round_trips)
     char *copy = strndup(y, len);
 
     ck_assert_uint_eq(strlen(y), len);
-    b = tg_policy_load_yaml(copy, len, "copy", err, sizeof err);   /* not the embedded pointer */
+    b = tg_policy_load_yaml(copy, len, "copy", err, sizeof err); /* not the embedded pointer */
     ck_assert_msg(b != NULL, "%s", err);
     ck_assert(policy_eq(d, a));
     ck_assert(policy_eq(d, b));
@@ -278,7 +297,7 @@ START_TEST(each_key_applies)
     ck_assert_int_eq(action_of(p, "efa.no-hugepages"), TG_ACTION_DENY);
     ck_assert_int_eq(action_of(p, "zone.missing"), TG_ACTION_WARN);
     ck_assert_int_eq(action_of(p, "mpi.np-below-slots"), TG_ACTION_OFF);
-    ck_assert_int_eq(action_of(p, "zone.multiple"), TG_ACTION_DENY);   /* not named: default */
+    ck_assert_int_eq(action_of(p, "zone.multiple"), TG_ACTION_DENY); /* not named: default */
     ck_assert(strv_eq(p->exempt_namespaces, p->nexempt, exempt, 2));
     ck_assert_uint_eq(p->nns_modes, 2);
     ck_assert_int_eq(tg_policy_mode_for(p, "team-a"), TG_MODE_ENFORCE);
@@ -288,10 +307,11 @@ START_TEST(each_key_applies)
     ck_assert(strv_eq(p->narrow_topology_keys, p->nnarrow, narrow, 2));
     ck_assert_uint_eq(p->nsingle_zone, 2);
     ck_assert_str_eq(p->single_zone_labels[0].key, "karpenter.sh/nodepool");
-    ck_assert(strv_eq(p->single_zone_labels[0].values, p->single_zone_labels[0].nvalues, values, 2));
+    ck_assert(
+        strv_eq(p->single_zone_labels[0].values, p->single_zone_labels[0].nvalues, values, 2));
     ck_assert_str_eq(p->single_zone_labels[0].zone, "us-east-1a");
     ck_assert_str_eq(p->single_zone_labels[1].key, "eks.amazonaws.com/nodegroup");
-    ck_assert_uint_eq(p->single_zone_labels[1].nvalues, 0);   /* any value */
+    ck_assert_uint_eq(p->single_zone_labels[1].nvalues, 0); /* any value */
     ck_assert_ptr_null(p->single_zone_labels[1].zone);
     ck_assert(strv_eq(p->volcano_schedulers, p->nvolcano, volcano, 2));
     ck_assert_uint_eq(p->ninject, 5);
@@ -322,13 +342,13 @@ START_TEST(instance_types_merge_per_field)
     ck_assert_int_eq(in->neuron_cores, 4);
     ck_assert_int_eq(in->efa, tg_policy_instance(d, "trn2.48xlarge")->efa);
     ck_assert_int_eq(in->neuron, tg_policy_instance(d, "trn2.48xlarge")->neuron);
-    in = tg_policy_instance(p, "p6e-gb200.36xlarge");   /* a new type: absent fields are 0 */
+    in = tg_policy_instance(p, "p6e-gb200.36xlarge"); /* a new type: absent fields are 0 */
     ck_assert_ptr_nonnull(in);
     ck_assert_int_eq(in->efa, 8);
     ck_assert_int_eq(in->gpus, 4);
     ck_assert_int_eq(in->neuron, 0);
     ck_assert(in->gdr);
-    ck_assert_int_eq(tg_policy_instance(p, "p4d.24xlarge")->efa, 4);   /* untouched */
+    ck_assert_int_eq(tg_policy_instance(p, "p4d.24xlarge")->efa, 4); /* untouched */
     tg_policy_unref(p);
     tg_policy_unref(d);
 }
@@ -378,7 +398,7 @@ START_TEST(scalars_are_typed_by_the_schema)
     ck_assert_int_eq(action_of(p, "efa.no-hugepages"), TG_ACTION_DENY);
     ck_assert(tg_policy_is_exempt(p, "on") && tg_policy_is_exempt(p, "no"));
     ck_assert(p->inject_with_env_from);
-    ck_assert_int_eq(tg_policy_instance(p, "p5.48xlarge")->efa, 16);   /* decimal, not octal */
+    ck_assert_int_eq(tg_policy_instance(p, "p5.48xlarge")->efa, 16); /* decimal, not octal */
     ck_assert(!tg_policy_instance(p, "p5.48xlarge")->gdr);
     tg_policy_unref(p);
 }
@@ -457,14 +477,14 @@ START_TEST(reports_every_error_in_order)
     struct tg_policy *p = tg_policy_load_file(FIX "many-errors.yaml", err, sizeof err);
     ck_assert_ptr_null(p);
     ck_assert_str_eq(
-        err,
-        FIX "many-errors.yaml: line 2, column 7: mode: unknown mode \"enforcing\" (enforce, warn or "
-            "audit)\n" FIX "many-errors.yaml: line 4, column 21: rules.efa.no-hugepages: unknown "
-            "action \"block\" (deny, warn or off)\n" FIX "many-errors.yaml: line 5, column 19: "
-            "exemptNamespaces: expected a list, got \"kube-system\"\n" FIX "many-errors.yaml: line "
-            "7, column 22: instanceTypes.p5.48xlarge.efa: must not be negative, got -1\n" FIX
-            "many-errors.yaml: line 8, column 1: injectWithEnvfrom: unknown key (did you mean "
-            "injectWithEnvFrom?)");
+        err, FIX
+        "many-errors.yaml: line 2, column 7: mode: unknown mode \"enforcing\" (enforce, warn or "
+        "audit)\n" FIX "many-errors.yaml: line 4, column 21: rules.efa.no-hugepages: unknown "
+        "action \"block\" (deny, warn or off)\n" FIX "many-errors.yaml: line 5, column 19: "
+        "exemptNamespaces: expected a list, got \"kube-system\"\n" FIX "many-errors.yaml: line "
+        "7, column 22: instanceTypes.p5.48xlarge.efa: must not be negative, got -1\n" FIX
+        "many-errors.yaml: line 8, column 1: injectWithEnvfrom: unknown key (did you mean "
+        "injectWithEnvFrom?)");
 }
 END_TEST
 
@@ -512,8 +532,8 @@ START_TEST(nul_byte_in_text_is_an_error)
     char err[ERRLEN];
     const char y[] = "mode: warn\n\0mode: audit\n";
     ck_assert_ptr_null(tg_policy_load_yaml(y, sizeof y - 1, "t", err, sizeof err));
-    ck_assert(!strncmp(err, "line 2, column 1: invalid YAML: control characters are not allowed",
-                       66));
+    ck_assert(
+        !strncmp(err, "line 2, column 1: invalid YAML: control characters are not allowed", 66));
 }
 END_TEST
 
@@ -526,7 +546,7 @@ START_TEST(messages_cut_long_text_on_utf8_boundaries)
 
     n += (size_t)snprintf(y + n, sizeof y - n, "x");
     for (int i = 0; i < 60; i++)
-        n += (size_t)snprintf(y + n, sizeof y - n, "\xc3\xa9");   /* é: two bytes */
+        n += (size_t)snprintf(y + n, sizeof y - n, "\xc3\xa9"); /* é: two bytes */
     n += (size_t)snprintf(y + n, sizeof y - n, ": 1\nmode: \"");
     for (int i = 0; i < 60; i++)
         n += (size_t)snprintf(y + n, sizeof y - n, "\xc3\xa9");
@@ -535,7 +555,7 @@ START_TEST(messages_cut_long_text_on_utf8_boundaries)
     ck_assert_uint_eq(count_lines(err), 2);
     ck_assert_ptr_nonnull(strstr(err, "...: unknown key"));
     ck_assert_ptr_nonnull(strstr(err, "...\" (enforce, warn or audit)"));
-    s = json_string(err);   /* NULL when err is not valid UTF-8 */
+    s = json_string(err); /* NULL when err is not valid UTF-8 */
     ck_assert_ptr_nonnull(s);
     json_decref(s);
 }
@@ -616,7 +636,7 @@ START_TEST(policy_command_exit_codes)
     ck_assert_ptr_nonnull(strstr(out, FIX "full.yaml: valid (mode warn)\n"));
     ck_assert_int_eq(run_policy_cmd(bad, 4, out, sizeof out), 1);
     ck_assert_ptr_nonnull(strstr(out, FIX "bad/rules-bad-action.yaml: line 3, column 21: "
-                                      "rules.efa.no-hugepages: unknown action \"block\""));
+                                          "rules.efa.no-hugepages: unknown action \"block\""));
     ck_assert_int_eq(run_policy_cmd(missing, 4, out, sizeof out), 2);
     ck_assert_int_eq(run_policy_cmd(none, 2, out, sizeof out), 2);
     ck_assert_int_eq(run_policy_cmd(opt, 4, out, sizeof out), 2);
@@ -825,7 +845,7 @@ START_TEST(poller_follows_configmap_swaps)
     cm_put_fixture(&c, "bad/instance-efa-negative.yaml");
     ck_assert(wait_counts(ok0 + 1, failed0 + 1));
     ck_assert_int_eq(published_mode(), TG_MODE_AUDIT);
-    cm_put_fixture(&c, "bad/instance-efa-negative.yaml");   /* same bytes, new generation */
+    cm_put_fixture(&c, "bad/instance-efa-negative.yaml"); /* same bytes, new generation */
     nanosleep(&ts, NULL);
     tg_policy_reload_counts(&ok, &failed, NULL);
     ck_assert_uint_eq(failed, failed0 + 1);
@@ -892,14 +912,14 @@ START_TEST(reloader_start_errors)
     ck_assert_int_eq(tg_policy_reload_now(), -ESRCH);
     {
         struct tg_policy *now = tg_policy_acquire();
-        ck_assert_ptr_eq(now, before);   /* nothing was published */
+        ck_assert_ptr_eq(now, before); /* nothing was published */
         tg_policy_release(now);
     }
     cm_put_fixture(&c, "reload-warn.yaml");
     ck_assert_int_eq(tg_policy_reloader_start(c.file, 0, NULL, err, sizeof err), 0);
     ck_assert_int_eq(tg_policy_reloader_start(c.file, 0, NULL, err, sizeof err), -EALREADY);
     tg_policy_reloader_stop();
-    tg_policy_reloader_stop();   /* twice is harmless */
+    tg_policy_reloader_stop(); /* twice is harmless */
     tg_policy_release(before);
     restore_published();
     cm_remove(&c);
@@ -919,10 +939,10 @@ START_TEST(reader_keeps_old_snapshot_across_swap)
     cm_init(&c, "reload-warn.yaml");
     ck_assert_int_eq(tg_policy_reloader_start(c.file, 0, NULL, err, sizeof err), 0);
     old = tg_policy_acquire();
-    ck_assert_int_eq(old->refcount, 2);   /* published + this reader */
+    ck_assert_int_eq(old->refcount, 2); /* published + this reader */
     cm_put_fixture(&c, "full.yaml");
     ck_assert_int_eq(tg_policy_reload_now(), 0);
-    ck_assert_int_eq(old->refcount, 1);   /* only this reader */
+    ck_assert_int_eq(old->refcount, 1); /* only this reader */
     ck_assert_int_eq(old->mode, TG_MODE_WARN);
     ck_assert_int_eq(tg_policy_instance(old, "p5.48xlarge")->efa, 32);
     ck_assert_str_eq(old->exempt_namespaces[0], "kube-system");
@@ -936,7 +956,7 @@ START_TEST(reader_keeps_old_snapshot_across_swap)
 }
 END_TEST
 
-static int stop_readers;   /* atomic */
+static int stop_readers; /* atomic */
 
 static void *reader(void *arg)
 {
