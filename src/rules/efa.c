@@ -25,6 +25,16 @@ static const char *value_text(const json_t *v, char *buf, size_t len)
     return buf;
 }
 
+/* A quantity as written: a string without quotes, a number as JSON. */
+static const char *qty_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, len, "%s", json_string_value(v));
+        return buf;
+    }
+    return value_text(v, buf, len);
+}
+
 /* Index of the last env entry named name (the one the kubelet keeps), or -1. */
 static long env_index(json_t *container, const char *name)
 {
@@ -103,7 +113,7 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
             tg_report(ev, "efa.limit-required", rp.field,
                       "requests %s without a limit, but %s cannot be overcommitted; set the same "
                       "value in limits",
-                      value_text(r.request, a, sizeof(a)), name);
+                      qty_text(r.request, a, sizeof(a)), name);
         return;
     }
     if (!lok)
@@ -114,7 +124,7 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
         tg_report(ev, "efa.limit-required", rp.field,
                   "request %s differs from limit %s; %s cannot be overcommitted: make them "
                   "equal or drop the request",
-                  value_text(r.request, a, sizeof(a)), value_text(r.limit, b, sizeof(b)), name);
+                  qty_text(r.request, a, sizeof(a)), qty_text(r.limit, b, sizeof(b)), name);
 }
 
 /* Adds the hugepages-* names of one resource map to names (deduplicated). */

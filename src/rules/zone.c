@@ -285,17 +285,17 @@ static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
     if (zp->state == PIN_MULTIPLE) {
         if (zp->allowed[0])
             tg_report(ev, "zone.multiple", zp->field.field,
-                      "allows zones %s: the pods may land in different zones, which EFA cannot "
-                      "span; allow one zone or add a required pod affinity on the zone key",
+                      "allows zones %s; EFA cannot span zones: allow one (or add a required zone "
+                      "pod affinity)",
                       zp->allowed);
         else
             tg_report(ev, "zone.multiple", zp->field.field,
-                      "does not restrict every term to one zone: the pods may land in different "
-                      "zones, which EFA cannot span; pin one zone in every term");
+                      "does not pin one zone in every term, and EFA cannot span zones: pin the "
+                      "same zone in each term");
     } else if (zp->preferred) {
         tg_report(ev, "zone.preferred-only", zp->pref_field.field,
-                  "the zone is only preferred: the pods may still land in different zones, which "
-                  "EFA cannot span; make it required");
+                  "the zone is only preferred, so pods may land in different zones, which EFA "
+                  "cannot span; make it required");
     } else {
         tg_report(ev, "zone.missing", t->spec_path.field[0] ? t->spec_path.field : "spec",
                   "requests EFA but is not pinned to one zone, and EFA does not cross zones: set "
@@ -336,8 +336,8 @@ int tg_rules_zone(struct tg_eval *ev)
                 ref_zone = zp.zone;
             } else if (strcmp(ref_zone, zp.zone)) {
                 tg_report(ev, "zone.conflict", zp.field.field,
-                          "pins zone %s but the %s template pins %s: EFA traffic cannot cross "
-                          "zones; pin every template of the job to one zone",
+                          "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
+                          "pin all templates to one zone",
                           zp.zone, ref->role_name, ref_zone);
             }
         }
