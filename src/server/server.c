@@ -530,10 +530,11 @@ static int start_policy(char *err, size_t errlen)
     return 0;
 }
 
+/* The reloader logs and counts the outcome itself. */
 static void reload_policy(void)
 {
-    if (srv.cfg->config_file && tg_policy_reload_now() == 0)
-        tg_log(TG_LOG_INFO, "policy reloaded from %s", srv.cfg->config_file);
+    if (srv.cfg->config_file)
+        tg_policy_reload_now();
 }
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
