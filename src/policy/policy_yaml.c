@@ -1127,7 +1127,7 @@ struct tg_policy *tg_policy_load_bytes(const char *text, size_t len, const char 
 char *tg_policy_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
     struct stat st;
-    char *buf = NULL;
+    char *buf = NULL, *tmp;
     size_t n = 0;
     ssize_t r;
     int fd, e = 0;
@@ -1172,6 +1172,10 @@ char *tg_policy_read_file(const char *path, size_t *len, char *err, size_t errle
     }
     buf[n] = '\0';
     *len = n;
+    /* Give back the unused part of the 1 MiB buffer: the reloader keeps the last bytes. */
+    tmp = realloc(buf, n + 1);
+    if (tmp)
+        buf = tmp;
     goto out_close;
 out_free:
     free(buf);

@@ -53,7 +53,8 @@ static double now_unix(void)
 }
 
 /* One JSON line on stderr: {"ts":..., "level":..., "msg":..., "path":..., "error":...}. */
-static void log_line(const char *level, const char *msg, const char *path, const char *error)
+static void log_line(const char *level, const char *msg, const char *path, const char *error,
+                     const char *mode)
 {
     struct timespec ts;
     struct tm tm;
@@ -71,6 +72,8 @@ static void log_line(const char *level, const char *msg, const char *path, const
         return;
     if (error)
         json_object_set_new(o, "error", json_string(error));
+    if (mode)
+        json_object_set_new(o, "mode", json_string(mode));
     line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (line) {
         fprintf(stderr, "%s\n", line);
@@ -85,6 +88,7 @@ static int reload_locked(bool force)
 {
     char err[ERR_LEN];
     struct tg_policy *p;
+    const char *mode;
     size_t len = 0;
     char *buf = tg_policy_read_file(R.path, &len, err, sizeof err);
     int e;
@@ -93,7 +97,8 @@ static int reload_locked(bool force)
         e = errno ? errno : EIO;
         /* Logged and counted once per state, not once per poll. */
         if (force || R.last_errno != e) {
-            log_line("error", "policy file unreadable; keeping the previous policy", R.path, err);
+            log_line("error", "policy file unreadable; keeping the previous policy", R.path, err,
+                     NULL);
             R.failed++;
         }
         R.last_errno = e;
@@ -112,16 +117,17 @@ static int reload_locked(bool force)
     R.last_errno = 0;
     p = tg_policy_load_bytes(buf, len, R.path, err, sizeof err);
     if (!p) {
-        log_line("error", "policy file invalid; keeping the previous policy", R.path, err);
+        log_line("error", "policy file invalid; keeping the previous policy", R.path, err, NULL);
         R.failed++;
         return -EINVAL;
     }
     if (R.have_override)
         p->mode = R.override;
+    mode = tg_mode_name(p->mode);
     tg_policy_publish(p);
     R.ok++;
     R.last_success = now_unix();
-    log_line("info", "policy reloaded", R.path, NULL);
+    log_line("info", "policy reloaded", R.path, NULL, mode);
     return 0;
 }
 
