@@ -40,6 +40,7 @@ struct tg_sh_var {
     char *name;
     char *value;      /* NULL: defined, value unknown (why says why) */
     char *why;        /* NULL when value is set */
+    bool exported;    /* in the environment of the commands the script runs */
 };
 
 struct tg_sh_vars {
@@ -52,6 +53,8 @@ void tg_sh_vars_release(struct tg_sh_vars *vs);
 /* Sets (or replaces) name. value NULL means "defined, unknown", with why as the reason.
  * Returns 0 or -ENOMEM. */
 int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, const char *why);
+/* Marks name as exported (container env, `export NAME`); no-op when it is not defined. */
+void tg_sh_vars_export(struct tg_sh_vars *vs, const char *name);
 /* The variable, or NULL when the name was never defined. Borrowed. */
 const struct tg_sh_var *tg_sh_vars_get(const struct tg_sh_vars *vs, const char *name);
 
@@ -104,6 +107,10 @@ struct tg_mpirun {
     size_t nfwd;
     bool forward_all;                 /* -genvall/-envall, or horovodrun (forwards its env) */
     bool forward_none;                /* -genvnone/-envnone */
+    char **env;                       /* names in the launcher process's environment: the
+                                         container env, exported script variables, prefix
+                                         assignments, `env NAME=VALUE` (values may be unknown) */
+    size_t nenv;
     bool mpmd;                        /* ':'-separated app contexts; np is their sum */
     int depth;                        /* 0: the container's command/args; 1: inside sh -c ... */
     int line;                         /* 1-based line of the script where the command starts */
@@ -158,6 +165,8 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
  * ranks by every such invocation (-x NAME[=...], mca_base_env_list, or forward-all)? */
 bool tg_launch_runs_openmpi(const struct tg_launch *l);
 bool tg_launch_forwards(const struct tg_launch *l, const char *name);
+/* Is name in the environment the launcher process starts with (run->env)? */
+bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name);
 /* The forwarded entry for name in run, or NULL. Borrowed. */
 const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, const char *name);
 

@@ -232,6 +232,19 @@ void tg_mpirun_release(struct tg_mpirun *run)
     free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
+    for (size_t i = 0; i < run->nenv; i++)
+        free(run->env[i]);
+    free(run->env);
+    run->env = NULL;
+    run->nenv = 0;
+}
+
+bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
+{
+    for (size_t i = 0; i < run->nenv; i++)
+        if (strcmp(run->env[i], name) == 0)
+            return true;
+    return false;
 }
 
 void tg_launch_release(struct tg_launch *l)
@@ -649,6 +662,7 @@ static int vars_from_env(json_t *container, struct tg_sh_vars *vars)
         }
         if (rc < 0)
             return rc;
+        tg_sh_vars_export(vars, name);
     }
     return 0;
 }

@@ -124,12 +124,20 @@ int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, c
         goto out_nomem;
     vs->v[vs->n].value = nv;
     vs->v[vs->n].why = nw;
+    vs->v[vs->n].exported = false;
     vs->n++;
     return 0;
 out_nomem:
     free(nv);
     free(nw);
     return -ENOMEM;
+}
+
+void tg_sh_vars_export(struct tg_sh_vars *vs, const char *name)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        if (strcmp(vs->v[i].name, name) == 0)
+            vs->v[i].exported = true;
 }
 
 static int vars_copy(struct tg_sh_vars *dst, const struct tg_sh_vars *src)
@@ -140,6 +148,7 @@ static int vars_copy(struct tg_sh_vars *dst, const struct tg_sh_vars *src)
             tg_sh_vars_release(dst);
             return -ENOMEM;
         }
+        dst->v[dst->n - 1].exported = src->v[i].exported;
     }
     return 0;
 }
@@ -270,6 +279,13 @@ struct walk {
     struct tg_launch *out;
     size_t index;       /* simple commands seen so far */
     size_t argv_index;  /* the container argv item this script came from */
+    /* NAME=VALUE words that reach the current command's environment only: prefix assignments
+     * and `env NAME=VALUE` arguments (set while one simple command is read) */
+    const struct tg_sh_word *cmd_env;
+    size_t ncmd_env;
+    const struct tg_sh_word *env_args;
+    size_t nenv_args;
+    bool env_cleared;   /* env -i: the container env does not reach the command */
     bool oom;
 };
 
@@ -958,20 +974,78 @@ static void set_from_word(struct walk *w, const char *name, const struct tg_sh_w
         w->oom = true;
 }
 
-/* export/readonly/declare NAME=value ... */
+/* export/readonly/declare NAME=value ... (export and declare -x also export NAME) */
 static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
 {
+    bool exp = strcmp(base_name(words[0].text), "export") == 0;
     for (size_t i = 1; i < n; i++) {
         const char *t = words[i].text;
         size_t len = name_len(t);
-        if (!len || t[len] != '=')
+        if (strcmp(t, "-x") == 0)
+            exp = true;
+        if (!len || (t[len] != '=' && t[len] != '\0'))
             continue;
         char name[128];
         snprintf(name, sizeof(name), "%.*s", (int)len, t);
-        struct tg_sh_word val = {.text = (char *)t + len + 1, .resolved = words[i].resolved,
-                                 .reason = words[i].reason};
-        set_from_word(w, name, &val);
+        if (t[len] == '=') {
+            struct tg_sh_word val = {.text = (char *)t + len + 1, .resolved = words[i].resolved,
+                                     .reason = words[i].reason};
+            set_from_word(w, name, &val);
+        }
+        if (exp)
+            tg_sh_vars_export(w->vars, name);
     }
+}
+
+/* Adds the NAME of a NAME=VALUE word to run->env (once). */
+static int env_add(struct tg_mpirun *run, const char *name, size_t len)
+{
+    for (size_t i = 0; i < run->nenv; i++)
+        if (strlen(run->env[i]) == len && strncmp(run->env[i], name, len) == 0)
+            return 0;
+    char **v = realloc(run->env, (run->nenv + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    run->env = v;
+    run->env[run->nenv] = strndup(name, len);
+    if (!run->env[run->nenv])
+        return -ENOMEM;
+    run->nenv++;
+    return 0;
+}
+
+/* The launcher's environment, and the Open MPI env list it may carry. */
+static int launcher_env(struct walk *w, struct tg_mpirun *run)
+{
+    const char *list = NULL;
+    const struct tg_sh_word *lists[2] = {w->cmd_env, w->env_args};
+    size_t counts[2] = {w->ncmd_env, w->nenv_args};
+    for (size_t i = 0; i < w->vars->n && !w->env_cleared; i++) {
+        const struct tg_sh_var *v = &w->vars->v[i];
+        if (!v->exported)
+            continue;
+        if (env_add(run, v->name, strlen(v->name)) < 0)
+            return -ENOMEM;
+        if (!strcmp(v->name, "OMPI_MCA_mca_base_env_list"))
+            list = v->value;
+    }
+    for (size_t k = 0; k < 2; k++) {
+        for (size_t i = 0; i < counts[k]; i++) {
+            const char *t = lists[k][i].text;
+            size_t len = name_len(t);
+            if (!len || t[len] != '=')
+                continue;
+            if (env_add(run, t, len) < 0)
+                return -ENOMEM;
+            if (len == 26 && !strncmp(t, "OMPI_MCA_mca_base_env_list", len))
+                list = lists[k][i].resolved ? t + len + 1 : NULL;
+        }
+    }
+    /* Open MPI reads mca_base_env_list from OMPI_MCA_mca_base_env_list too (open-mpi/ompi:
+     * docs/mca.rst, "MCA parameters as environment variables"). */
+    if (run->impl == TG_MPI_OPENMPI && list && tg_mpirun_add_env_list(run, list) < 0)
+        return -ENOMEM;
+    return 0;
 }
 
 static int append_run(struct walk *w, struct tg_mpirun *run)
@@ -1003,12 +1077,11 @@ static void run_launcher(struct walk *w, const struct tg_sh_word *words, size_t 
     run.line = line;
     run.index = w->index;
     run.argv_index = w->depth == 0 ? at : w->argv_index;
-    /* Open MPI reads mca_base_env_list from OMPI_MCA_mca_base_env_list too (open-mpi/ompi:
-     * docs/mca.rst, "MCA parameters as environment variables"). */
-    const struct tg_sh_var *el = tg_sh_vars_get(w->vars, "OMPI_MCA_mca_base_env_list");
-    if (run.impl == TG_MPI_OPENMPI && el && el->value &&
-        tg_mpirun_add_env_list(&run, el->value) < 0)
+    if (launcher_env(w, &run) < 0) {
+        tg_mpirun_release(&run);
         w->oom = true;
+        return;
+    }
     if (append_run(w, &run) < 0)
         w->oom = true;
 }
@@ -1091,9 +1164,17 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             /* env [-i] [-u NAME] [NAME=VALUE]... COMMAND: the assignments reach the command's
              * environment, not the words the shell already expanded. */
             i++;
+            w->env_args = NULL;
             while (i < n) {
                 const char *t = words[i].text;
                 size_t nl = name_len(t);
+                if (nl && t[nl] == '=' && !w->env_args)
+                    w->env_args = &words[i];
+                if (nl && t[nl] == '=')
+                    w->nenv_args = (size_t)(&words[i] - w->env_args) + 1;
+                if (strcmp(t, "-i") == 0 || strcmp(t, "-") == 0 ||
+                    strcmp(t, "--ignore-environment") == 0)
+                    w->env_cleared = true;
                 if (starts_opt(&words[i]) || strcmp(t, "-") == 0)
                     i += (strcmp(t, "-u") == 0 || strcmp(t, "-C") == 0) ? 2 : 1;
                 else if (nl && t[nl] == '=')
@@ -1162,16 +1243,22 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         w->index++;
         return;
     }
-    size_t n = cmd->n - i;
+    /* words [first, cmd->n): the prefix assignments, then the command */
+    size_t n = cmd->n - first;
     struct tg_sh_word *words = calloc(n, sizeof(*words));
     if (!words) {
         w->oom = true;
         return;
     }
     for (size_t k = 0; k < n; k++)
-        expand_segs(w, &cmd->v[i + k], 0, 0, &words[k]);
+        expand_segs(w, &cmd->v[first + k], 0, 0, &words[k]);
+    w->cmd_env = words;
+    w->ncmd_env = i - first;
     if (!w->oom)
-        process_words(w, words, n, line);
+        process_words(w, words + (i - first), n - (i - first), line);
+    w->cmd_env = w->env_args = NULL;
+    w->ncmd_env = w->nenv_args = 0;
+    w->env_cleared = false;
     for (size_t k = 0; k < n; k++)
         word_release(&words[k]);
     free(words);

@@ -351,17 +351,15 @@ static bool is_fabric_var(const char *name)
 }
 
 /* Does name reach the ranks of every launch, with a value? */
-static bool reaches_ranks(const struct tg_launch *l, json_t *launcher_c, const char *name)
+static bool reaches_ranks(const struct tg_launch *l, const char *name)
 {
-    bool defined = false;
-    tg_env_value(launcher_c, name, &defined);
     for (size_t i = 0; i < l->nruns; i++) {
         const struct tg_mpirun *r = &l->runs[i];
         const struct tg_launch_fwd *f = tg_mpirun_find_fwd(r, name);
         bool all = r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none);
         if (f && f->value)
             continue;
-        if ((f || all) && defined)
+        if ((f || all) && tg_mpirun_env_has(r, name))
             continue;
         return false;
     }
@@ -383,7 +381,7 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
         openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
     json_array_foreach(env, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
-        if (!name || !is_fabric_var(name) || reaches_ranks(l, lc->c, name))
+        if (!name || !is_fabric_var(name) || reaches_ranks(l, name))
             continue;
         bool dup = false;
         for (size_t k = 0; k < i && !dup; k++) {

@@ -35,6 +35,8 @@ struct pcase {
     bool script_error;
     bool mpmd;
     int argv;               /* the command/args item of the launcher (checked when line is) */
+    const char *env_has;    /* names that must be in the launcher's environment */
+    const char *env_not;    /* names that must not be */
 };
 
 #define OMPI "OpenMPI"
@@ -463,6 +465,26 @@ static const struct pcase cases[] = {
      .cmd = {"bash", "-c", "horovodrun --num-proc 4 --hostfile /etc/mpi/hostfile python t.py"},
      .nruns = 1, .np = "4", .hostfile = true, .fwd_all = true},
 
+    /* ---- the launcher's own environment ---- */
+    {.name = "exported and prefix variables reach mpirun's env, a plain assignment does not",
+     .cmd = {"bash", "-c", "export A=1; B=2; C=3 mpirun -np 2 ./a"}, .env = {"X=1"}, .nruns = 1,
+     .np = "2", .env_has = "A C X", .env_not = "B"},
+    {.name = "env -i clears the container env; its NAME=VALUE words remain",
+     .cmd = {"sh", "-c", "env -i D=1 mpirun -np 2 ./a"}, .env = {"X=1"}, .nruns = 1, .np = "2",
+     .env_has = "D", .env_not = "X"},
+    {.name = "export NAME after an assignment exports it",
+     .cmd = {"sh", "-c", "E=1\nexport E\nmpirun -np 2 ./a"}, .nruns = 1, .np = "2",
+     .env_has = "E"},
+    {.name = "a valueFrom variable is in the env even though its value is unknown",
+     .cmd = {"mpirun", "-np", "2", "./a"}, .env = {"POD_IP@"}, .nruns = 1, .np = "2",
+     .env_has = "POD_IP"},
+    {.name = "OMPI_MCA_mca_base_env_list as a prefix assignment forwards its names",
+     .cmd = {"sh", "-c", "OMPI_MCA_mca_base_env_list='NCCL_DEBUG;FI_PROVIDER=efa' mpirun ./a"},
+     .nruns = 1, .fwd = "NCCL_DEBUG FI_PROVIDER=efa", .env_has = "OMPI_MCA_mca_base_env_list"},
+    {.name = "an unexported OMPI_MCA_mca_base_env_list does not reach mpirun",
+     .cmd = {"sh", "-c", "OMPI_MCA_mca_base_env_list=NCCL_DEBUG; mpirun ./a"}, .nruns = 1,
+     .fwd = ""},
+
     /* ---- not launchers ---- */
     {.name = "sshd worker command", .cmd = {"/usr/sbin/sshd", "-De"}, .nruns = 0},
     {.name = "torchrun is not an MPI launcher",
@@ -548,6 +570,19 @@ static void check_fwd(const struct pcase *c, const struct tg_mpirun *r)
     ck_assert_msg(k == r->nfwd, "%s: %zu forwarded, want %zu", c->name, r->nfwd, k);
 }
 
+static void check_env_names(const char *name, const char *list, const struct tg_mpirun *r,
+                            bool want)
+{
+    char buf[256];
+    char *save = NULL;
+    if (!list)
+        return;
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        ck_assert_msg(tg_mpirun_env_has(r, tok) == want, "%s: %s %s in the launcher env", name,
+                      tok, want ? "not" : "unexpectedly");
+}
+
 START_TEST(launcher_case)
 {
     const struct pcase *c = &cases[_i];
@@ -582,6 +617,8 @@ START_TEST(launcher_case)
         ck_assert_msg(r->mpmd == c->mpmd, "%s: mpmd %d", c->name, r->mpmd);
         if (c->fwd)
             check_fwd(c, r);
+        check_env_names(c->name, c->env_has, r, true);
+        check_env_names(c->name, c->env_not, r, false);
         if (c->line) {
             ck_assert_msg(r->line == c->line, "%s: line %d want %d", c->name, r->line, c->line);
             ck_assert_msg(r->depth == c->depth, "%s: depth %d want %d", c->name, r->depth,
