@@ -55,7 +55,7 @@ long long tg_tls_not_after(void);
 bool tg_tls_loaded(void);
 
 /* The gnutls_certificate_retrieve_function2 for MHD_OPTION_HTTPS_CERT_CALLBACK: hands GnuTLS the
- * current pair. GnuTLS does not free what it gets (it is ours), hence the grace period above. */
+ * current pair. GnuTLS never frees the pair (it stays ours), hence the grace period above. */
 int tg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
                          const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
                          gnutls_pcert_st **pcert, unsigned int *pcert_length,
