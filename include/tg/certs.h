@@ -21,7 +21,8 @@ enum tg_key_type {
 #define TG_CERTS_MAX_DAYS 3650
 #define TG_CERTS_CA_DAYS 3650
 /* notBefore of both certificates is backdated by this many seconds against clock skew between the
- * machine that makes them and the API server (kubernetes/client-go: util/cert/cert.go does the same). */
+ * machine that makes them and the API server (kubernetes/client-go: util/cert/cert.go does the
+ * same). */
 #define TG_CERTS_BACKDATE_SECONDS 3600
 
 struct tg_certs_opts {

@@ -610,9 +610,9 @@ static void usage(FILE *out)
             "usage: trainguard certs --out-dir DIR --service NAME --namespace NS [--dns NAME]...\n"
             "                        [--ip IP]... [--key-type ecdsa|rsa] [--days N] [--force]\n"
             "\n"
-            "Makes a CA and a webhook serving certificate signed by it, and writes ca.crt, ca.key,\n"
-            "tls.crt and tls.key into DIR (keys mode 0600). Prints the base64 of ca.crt (the\n"
-            "webhook's clientConfig.caBundle) on stdout.\n"
+            "Makes a CA and a webhook serving certificate signed by it, and writes ca.crt,\n"
+            "ca.key, tls.crt and tls.key into DIR (keys mode 0600). Prints the base64 of ca.crt\n"
+            "(the webhook's clientConfig.caBundle) on stdout.\n"
             "\n"
             "  --out-dir DIR     where the files go; created when missing\n"
             "  --service NAME    the webhook's Service; the certificate names NAME, NAME.NS,\n"
@@ -695,11 +695,21 @@ static int parse_args(int argc, char **argv, struct tg_certs_opts *o, char *err,
             return -EINVAL;
         }
         switch (f) {
-        case 0: o->out_dir = val; break;
-        case 1: o->service = val; break;
-        case 2: o->ns = val; break;
-        case 3: o->dns[o->ndns++] = val; break;
-        case 4: o->ips[o->nips++] = val; break;
+        case 0:
+            o->out_dir = val;
+            break;
+        case 1:
+            o->service = val;
+            break;
+        case 2:
+            o->ns = val;
+            break;
+        case 3:
+            o->dns[o->ndns++] = val;
+            break;
+        case 4:
+            o->ips[o->nips++] = val;
+            break;
         case 5:
             if (!strcmp(val, "ecdsa")) {
                 o->key_type = TG_KEY_ECDSA;

@@ -137,8 +137,11 @@ START_TEST(ecdsa_default_chain_verifies_for_every_service_name)
 {
     struct tg_certs_opts o;
     char *bundle = NULL;
-    static const char *names[] = {"trainguard", "trainguard.trainguard", "trainguard.trainguard.svc",
-                                  "trainguard.trainguard.svc.cluster.local", "localhost",
+    static const char *names[] = {"trainguard",
+                                  "trainguard.trainguard",
+                                  "trainguard.trainguard.svc",
+                                  "trainguard.trainguard.svc.cluster.local",
+                                  "localhost",
                                   "trainguard.example.com"};
 
     make_tmpdir();
