@@ -31,6 +31,8 @@
 /* Per-connection memory pool (headers, read buffer). An AdmissionReview's headers are a few
  * hundred bytes; the body goes to our own buffer, so 64 KiB is ample and bounds a slow client. */
 #define TG_CONN_MEMORY ((size_t)64 * 1024)
+/* Bodies declared up to this size get their buffer in one allocation (most reviews are < 64 KiB). */
+#define TG_RESERVE_MAX ((unsigned long long)1024 * 1024)
 
 static struct {
     const struct tg_server_config *cfg;
@@ -161,8 +163,9 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
                      "%zu bytes", cl, srv.cfg->max_body);
             return MHD_HTTP_CONTENT_TOO_LARGE;
         }
-        /* One allocation of the declared size instead of doubling up to it. */
-        if (tg_body_reserve(&r->body, (size_t)cl) < 0) {
+        /* One allocation of the declared size instead of doubling up to it; only up to 1 MiB,
+         * so that a client declaring 7 MiB and sending nothing does not pin 7 MiB. */
+        if (cl <= TG_RESERVE_MAX && tg_body_reserve(&r->body, (size_t)cl) < 0) {
             snprintf(r->msg, sizeof(r->msg), "out of memory");
             return MHD_HTTP_INTERNAL_SERVER_ERROR;
         }
