@@ -373,8 +373,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
              ENV_LIST_VAR, miss);
     } else if (cmdline_forwarding(&l)) {
         if (unforwarded(&l, names, miss, sizeof(miss)))
-            note(ev, field, "mpirun uses -x, so %s cannot be used; add -x %s", ENV_LIST_VAR,
-                 miss);
+            note(ev, field, "mpirun uses -x, so %s cannot be used; add -x %s", ENV_LIST_VAR, miss);
     } else {
         char value[512];
         size_t i, at = 0;
@@ -430,8 +429,7 @@ static const struct tg_container *launcher_main(const struct tg_template *t)
 }
 
 /* Injects into one container requesting EFA. */
-static int inject_container(struct tg_eval *ev, const struct tg_container *k,
-                            const struct pins *p)
+static int inject_container(struct tg_eval *ev, const struct tg_container *k, const struct pins *p)
 {
     json_t *items = json_array();
     if (!items || missing_items(ev->policy, k->c, p, items) < 0) {

@@ -369,9 +369,9 @@ static const char *mpijob(const char *impl, const char *launcher_extra)
 
 struct fwd_case {
     const char *impl;
-    const char *launcher;      /* YAML lines of the launcher container after its name */
-    const char *env_names;     /* expected launcher env after the patch */
-    const char *warning;       /* substring of the one expected warning, or NULL for none */
+    const char *launcher;  /* YAML lines of the launcher container after its name */
+    const char *env_names; /* expected launcher env after the patch */
+    const char *warning;   /* substring of the one expected warning, or NULL for none */
 };
 
 static const struct fwd_case fwd_cases[] = {
@@ -434,8 +434,9 @@ static const struct fwd_case fwd_cases[] = {
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            envFrom: [{secretRef: {name: s}}]\n",
-     "", "set, so FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list "
-         "not added"},
+     "",
+     "set, so FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list "
+     "not added"},
     /* Intel and MPICH: Hydra forwards the launcher env; -genvnone stops it. */
     {"Intel", "            command: [mpirun, -n, '2', /app]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
@@ -466,8 +467,7 @@ START_TEST(launcher_forwarding)
                      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME");
     if (fc->warning) {
         ck_assert_msg(json_array_size(r.res.warnings) == 1 && warning_has(&r.res, fc->warning),
-                      "case %d: warnings %s", _i,
-                      json_dumps(r.res.warnings, JSON_COMPACT));
+                      "case %d: warnings %s", _i, json_dumps(r.res.warnings, JSON_COMPACT));
         const char *w = json_string_value(json_array_get(r.res.warnings, 0));
         ck_assert_uint_le(strlen(w), 256);
         ck_assert_msg(!strncmp(w, "[mutate.efa-env] ", 17), "%s", w);
