@@ -391,6 +391,43 @@ else
     echo "skip - policy tests (trainguard policy default unavailable)"
 fi
 
+# ---- golden reviews through the real server --------------------------------------------------
+# tests/fixtures/reviews/<endpoint>-<mode>-<case>.request.json must give .response.json
+# ({"status": N, "body": ...}) over HTTPS too: what the unit tests check is what is served.
+GOLDEN="$HERE/../fixtures/reviews"
+if command -v jq >/dev/null 2>&1 && ls "$GOLDEN"/*.request.json >/dev/null 2>&1; then
+    declare -A MODE_PORT
+    for mode in enforce warn audit; do
+        start_server "golden-$mode" --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
+            --mode "$mode" --shutdown-delay 0 || not_ok "golden server ($mode) starts"
+        MODE_PORT[$mode]=$WPORT
+        GOLDEN_PIDS="${GOLDEN_PIDS:-} $SPID"
+    done
+    gfail=0
+    gcount=0
+    for req in "$GOLDEN"/*.request.json; do
+        name=$(basename "$req" .request.json)
+        endpoint=${name%%-*}
+        rest=${name#*-}
+        mode=${rest%%-*}
+        [ -n "${MODE_PORT[$mode]:-}" ] || continue
+        WPORT=${MODE_PORT[$mode]}
+        code=$(post "/$endpoint" "$req")
+        gcount=$((gcount + 1))
+        want_code=$(jq -r .status "${req%.request.json}.response.json")
+        if [ "$code" != "$want_code" ] ||
+            [ "$(jq -S -c . "$WORK/resp.body" 2>/dev/null)" != \
+              "$(jq -S -c .body "${req%.request.json}.response.json")" ]; then
+            gfail=$((gfail + 1))
+            not_ok "golden $name over HTTPS" "status $code (want $want_code): $(head -c 300 "$WORK/resp.body")"
+        fi
+    done
+    [ "$gfail" -eq 0 ] && ok "all $gcount golden reviews give their golden answer over HTTPS"
+    for p in $GOLDEN_PIDS; do kill -TERM "$p"; wait "$p"; done
+else
+    echo "skip - golden reviews over HTTPS (needs jq and tests/fixtures/reviews)"
+fi
+
 # ---- IPv6 ------------------------------------------------------------------------------------
 if grep -qs "^00000000000000000000000000000001 " /proc/net/if_inet6; then
     "$TG_BIN" serve --listen '[::1]:0' --probe-listen '[::1]:0' --tls-cert-file "$C/tls.crt" \
