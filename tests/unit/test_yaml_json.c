@@ -540,6 +540,56 @@ START_TEST(emit_errors)
 }
 END_TEST
 
+/* Every document of the shared corpus survives emit + parse unchanged (skipped without it). */
+static void round_trip_file(const char *path)
+{
+    char err[256];
+    size_t len;
+    char *text = tg_read_file(path, 1 << 24, &len, err, sizeof(err));
+    struct tg_yaml_docs docs;
+
+    ck_assert_msg(text != NULL, "%s: %s", path, err);
+    ck_assert_int_eq(tg_yaml_parse_stream(text, len, &docs), 0);
+    for (size_t i = 0; i < docs.n; i++) {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *f;
+        json_t *back;
+
+        if (!docs.v[i].value)
+            continue;
+        f = open_memstream(&buf, &blen);
+        ck_assert_int_eq(tg_yaml_emit(docs.v[i].value, f), 0);
+        fclose(f);
+        back = tg_yaml_parse_one(buf, blen, err, sizeof(err));
+        ck_assert_msg(back != NULL, "%s doc %zu: emitted YAML does not parse: %s", path, i, err);
+        ck_assert_msg(json_equal(back, docs.v[i].value), "%s doc %zu changed in a round trip",
+                      path, i);
+        json_decref(back);
+        free(buf);
+    }
+    tg_yaml_docs_release(&docs);
+    free(text);
+}
+
+START_TEST(corpus_round_trip)
+{
+    FILE *p = popen("find ../../shared/corpus -type f -name '*.yaml' 2>/dev/null | sort", "r");
+    char line[1024];
+    int n = 0;
+
+    ck_assert_ptr_nonnull(p);
+    while (fgets(line, sizeof(line), p)) {
+        line[strcspn(line, "\n")] = '\0';
+        round_trip_file(line);
+        n++;
+    }
+    pclose(p);
+    if (n == 0)
+        fprintf(stderr, "yaml_json: ../../shared/corpus not found; corpus round trip skipped\n");
+}
+END_TEST
+
 Suite *tg_test_yaml_json_suite(void);
 Suite *tg_test_yaml_json_suite(void)
 {
@@ -568,6 +618,7 @@ Suite *tg_test_yaml_json_suite(void)
     tcase_add_test(tc, read_empty_file);
     tcase_add_test(tc, emit_round_trip);
     tcase_add_test(tc, emit_errors);
+    tcase_add_test(tc, corpus_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }
