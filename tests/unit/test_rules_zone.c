@@ -1,5 +1,100 @@
-/* test_rules_zone.c -- the zone.* rules, table-driven from fixtures/zone/cases.yaml. */
+/* test_rules_zone.c -- the zone.* rules, table-driven from fixtures/zone/cases.yaml, plus the
+ * cases that need a policy other than the default (single-zone node labels, narrower keys). */
+#include <check.h>
+#include <string.h>
+
 #include "support/cases.h"
+#include "tg/pipeline.h"
+#include "tg/yaml_json.h"
+
+/* One object under one policy: the zone.* findings must be exactly {rule at field} (or none). */
+struct policy_case {
+    const char *name;
+    const char *policy;   /* YAML */
+    const char *object;   /* YAML */
+    const char *rule;     /* NULL: no zone.* finding */
+    const char *field;
+};
+
+#define POLICY_HEAD "apiVersion: trainguard.dev/v1alpha1\nkind: Policy\n"
+#define NODEPOOL_A                                                                              \
+    POLICY_HEAD "singleZoneNodeLabels:\n"                                                       \
+                "  - {key: karpenter.sh/nodepool, values: [p5-use1a], zone: us-east-1a}\n"      \
+                "  - {key: eks.amazonaws.com/nodegroup}\n"
+#define EFA_C "containers: [{name: w, image: x, resources: {limits: {vpc.amazonaws.com/efa: 32, hugepages-2Mi: 1Gi}}}]"
+#define OWNED "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: MPIJob, name: j}]}\n"
+
+static const struct policy_case cases[] = {
+    {"Should admit a nodeSelector on a single-zone NodePool label of the policy", NODEPOOL_A,
+     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, " EFA_C "}", NULL, NULL},
+    {"Should deny a NodePool value the policy does not list as single-zone", NODEPOOL_A,
+     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-any}, " EFA_C "}", "zone.missing",
+     "spec"},
+    {"Should admit any value of a single-zone label listed without values", NODEPOOL_A,
+     OWNED "spec: {nodeSelector: {eks.amazonaws.com/nodegroup: ng-1}, " EFA_C "}", NULL, NULL},
+    {"Should deny a single-zone NodePool in us-east-1a with a zone nodeSelector us-east-1b",
+     NODEPOOL_A,
+     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a, topology.kubernetes.io/zone: "
+           "us-east-1b}, " EFA_C "}",
+     "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
+    {"Should deny a single-zone NodePool whose zone required node affinity does not allow",
+     NODEPOOL_A,
+     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, affinity: {nodeAffinity: "
+           "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
+           "[{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c, us-east-1d]}]}]}}}, "
+     EFA_C "}",
+     "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
+    {"Should deny an MPIJob launcher on the us-east-1a NodePool and Workers in us-east-1b",
+     NODEPOOL_A,
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: j}\nspec:\n"
+     "  mpiReplicaSpecs:\n"
+     "    Launcher: {replicas: 1, template: {spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, "
+     "containers: [{name: l, image: x}]}}}\n"
+     "    Worker: {replicas: 2, template: {spec: {nodeSelector: {topology.kubernetes.io/zone: "
+     "us-east-1b}, " EFA_C "}}}\n",
+     "zone.conflict", "spec.mpiReplicaSpecs.Launcher.template.spec.nodeSelector[karpenter.sh/nodepool]"},
+    {"Should admit a required pod affinity on a narrower key the policy adds",
+     POLICY_HEAD "narrowTopologyKeys: [example.com/rack]\n",
+     OWNED "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+           "[{labelSelector: {matchLabels: {a: b}}, topologyKey: example.com/rack}]}}, " EFA_C "}",
+     NULL, NULL},
+    {"Should deny a custom zone label only when the policy does not list it",
+     POLICY_HEAD "zoneLabels: [example.com/az]\n",
+     OWNED "spec: {nodeSelector: {topology.kubernetes.io/zone: us-east-1a}, " EFA_C "}",
+     "zone.missing", "spec"},
+    {"Should admit a custom zone label the policy lists", POLICY_HEAD "zoneLabels: [example.com/az]\n",
+     OWNED "spec: {nodeSelector: {example.com/az: use1-az1}, " EFA_C "}", NULL, NULL},
+};
+
+START_TEST(policy_case)
+{
+    const struct policy_case *pc = &cases[_i];
+    char err[256];
+    struct tg_review rv;
+    struct tg_result res;
+    struct tg_policy *pol = tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err,
+                                                sizeof(err));
+    ck_assert_msg(pol != NULL, "%s: policy: %s", pc->name, err);
+    json_t *obj = tg_yaml_parse_one(pc->object, strlen(pc->object), err, sizeof(err));
+    ck_assert_msg(obj != NULL, "%s: object: %s", pc->name, err);
+    ck_assert_int_eq(tg_review_from_object(obj, &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
+    size_t seen = 0;
+    for (size_t i = 0; i < res.findings.n; i++) {
+        const struct tg_finding *f = &res.findings.v[i];
+        if (strncmp(f->rule, "zone.", 5))
+            continue;
+        seen++;
+        ck_assert_msg(pc->rule && !strcmp(f->rule, pc->rule) && !strcmp(f->field, pc->field),
+                      "%s: unexpected [%s] %s: %s", pc->name, f->rule, f->field, f->message);
+    }
+    ck_assert_msg(seen == (pc->rule ? 1u : 0u), "%s: %zu zone findings", pc->name, seen);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    json_decref(obj);
+    tg_policy_unref(pol);
+}
+END_TEST
 
 Suite *tg_test_rules_zone_suite(void);
 Suite *tg_test_rules_zone_suite(void)
@@ -8,5 +103,8 @@ Suite *tg_test_rules_zone_suite(void)
     TCase *tc = tcase_create("cases");
     tg_cases_add(tc, "fixtures/zone/cases.yaml");
     suite_add_tcase(s, tc);
+    TCase *pt = tcase_create("policy");
+    tcase_add_loop_test(pt, policy_case, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    suite_add_tcase(s, pt);
     return s;
 }
