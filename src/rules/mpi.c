@@ -151,6 +151,7 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
 
 struct slots {
     long long per_worker, workers, total;
+    long long nodes;     /* hosts in the hostfile: workers (+ the launcher) */
     char what[96];       /* "slotsPerWorker 8 x 2 workers" */
 };
 
@@ -159,10 +160,13 @@ static bool count_slots(const struct tg_mpi *m, struct slots *s)
 {
     s->per_worker = m->slots_per_worker;
     s->workers = m->worker ? m->worker->replicas : 0;
+    if (m->worker && m->v1 && !m->worker->replicas_set)
+        s->workers = 1;        /* training-operator default */
+    else if (m->worker && (!m->worker->replicas_set || s->workers < 1))
+        return false;          /* mpi.replicas already says what is wrong */
     if (s->per_worker < 0 || s->workers < 0)
         return false;
-    if (m->worker && (!m->worker->replicas_set || s->workers < 1))
-        return false;          /* mpi.replicas already says what is wrong */
+    s->nodes = s->workers + (m->run_launcher_as_worker ? 1 : 0);
     if (!m->worker && !m->run_launcher_as_worker)
         return false;          /* launcher-only job: mpirun runs locally */
     if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
@@ -239,9 +243,9 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     struct tg_path p;
     run_field(lc, r->argv_index, &p);
     const char *field = p.field;
+    check_unresolved(ev, field, r, s);
     if (!hosts_apply(ev, field, r))
         return;
-    check_unresolved(ev, field, r, s);
     bool hydra = r->impl != TG_MPI_OPENMPI && !r->horovod;
     if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
         !r->oversubscribe) {
@@ -255,8 +259,19 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     }
     if (!r->np.set || !r->np.resolved)
         return;     /* without -np mpirun fills every slot (SPEC section 9) */
-    long long np = r->np.value;
-    if (np > s->total && !r->oversubscribe) {
+    long long np = r->np.value, placed;
+    if (r->per_node.set && r->per_node.resolved && r->per_node.value <= s->per_worker &&
+        !r->oversubscribe && !__builtin_mul_overflow(r->per_node.value, s->nodes, &placed) &&
+        placed < s->total && np > placed) {
+        /* Open MPI refuses more processes than ppr places; hydra wraps around the hosts */
+        tg_report(ev, "mpi.np-exceeds-slots", field,
+                  "%s -np %lld is above the %lld ranks that %lld per worker place on %lld "
+                  "workers: %s; use -np %lld",
+                  r->launcher, np, placed, r->per_node.value, s->nodes,
+                  hydra ? "extra ranks share the GPUs of the same workers"
+                        : "Open MPI fails (not enough slots)",
+                  placed);
+    } else if (np > s->total && !r->oversubscribe) {
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
         tg_report(ev, "mpi.np-exceeds-slots", field,
@@ -366,8 +381,7 @@ static bool reaches_ranks(const struct tg_launch *l, const char *name)
     return true;
 }
 
-static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_launch *l,
-                      const struct tg_container *lc)
+static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_launch *l)
 {
     const struct tg_container *wc = main_container(m->worker);
     json_t *env = wc ? json_object_get(wc->c, "env") : NULL;
@@ -435,7 +449,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     if (count_slots(m, &s))
         for (size_t i = 0; i < l.nruns; i++)
             check_run(ev, lc, &l.runs[i], &s);
-    check_env(ev, m, &l, lc);
+    check_env(ev, m, &l);
 out:
     tg_launch_release(&l);
     return rc;
