@@ -18,6 +18,8 @@
 #define TG_CHECK_MAX_BYTES (64u * 1024 * 1024)
 /* kind: List inside kind: List is legal; real files nest at most once. */
 #define TG_CHECK_MAX_LIST_DEPTH 8
+/* "file:doc.items[N]" for messages: a path plus the item path. */
+#define PATH_MAX_LABEL 4200
 
 enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_HELP };
 
@@ -28,6 +30,15 @@ static const struct option options[] = {
     {"mode", required_argument, NULL, OPT_MODE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
+};
+
+/* Where an object sits: file, 1-based document, path of a List item ("" for the document itself)
+ * and the line where the document starts. */
+struct where {
+    const char *file;
+    size_t doc;
+    char item[96];
+    int line;
 };
 
 struct check_run {
@@ -61,7 +72,9 @@ static void usage(FILE *out)
             "  --mode enforce|warn|audit    override the policy's mode\n"
             "  --help                       this text\n"
             "\n"
-            "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List).\n"
+            "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List;\n"
+            "in JSON, \"doc\" and \"item\"). Problems with a document go to stderr (in JSON,\n"
+            "entries with \"error\").\n"
             "A document that does not parse (YAML error, duplicate key, unrendered Go template)\n"
             "is reported as FILE:DOC line L, column C: reason and the run goes on; so is a\n"
             "document that is not a Kubernetes object (it is skipped).\n"
@@ -111,11 +124,31 @@ static void count_finding(struct check_run *r, const struct tg_result *res,
         r->warn_findings++;
 }
 
-/* A document-level problem: text on stderr, or an entry in the JSON array. */
-static int report_error(struct check_run *r, const char *file, const char *doc, const char *msg,
-                        bool fatal)
+/* "file:doc" or "file:doc.items[N]" */
+static const char *label(const struct where *w, char *buf, size_t len)
 {
-    char clean[512];
+    snprintf(buf, len, "%s:%zu%s%s", w->file, w->doc, w->item[0] ? "." : "", w->item);
+    return buf;
+}
+
+/* The JSON entry of one document or item: {file, doc[, item]}. NULL on ENOMEM. */
+static json_t *json_where(const struct where *w)
+{
+    json_t *e = json_pack("{s:s, s:I}", "file", w->file, "doc", (json_int_t)w->doc);
+
+    if (e && w->item[0] && json_object_set_new(e, "item", json_string(w->item))) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* A document-level problem: text on stderr, or an entry in the JSON array. msg starts with
+ * "line L, column C: " when it has a position. */
+static int report_error(struct check_run *r, const struct where *w, const char *msg, bool fatal)
+{
+    char clean[512], lab[PATH_MAX_LABEL];
+    json_t *e;
 
     tg_text_sanitize(msg, clean, sizeof(clean), 400);
     if (fatal)
@@ -123,16 +156,28 @@ static int report_error(struct check_run *r, const char *file, const char *doc, 
     else
         r->skipped++;
     if (r->json) {
-        json_t *e = json_pack("{s:s, s:s, s:s, s:b}", "file", file, "doc", doc, "error", clean,
-                              "skipped", !fatal);
-
-        if (!e || json_array_append_new(r->results, e))
+        if (!(e = json_where(w)) || json_object_set_new(e, "error", json_string(clean)) ||
+            json_object_set_new(e, "skipped", json_boolean(!fatal)) ||
+            json_array_append_new(r->results, e))
             return -ENOMEM;
         return 0;
     }
     fflush(stdout);   /* keep the order of findings and errors on a terminal or in a CI log */
-    fprintf(stderr, "%s:%s %s\n", file, doc, clean);
+    fprintf(stderr, "%s %s\n", label(w, lab, sizeof(lab)), clean);
     return 0;
+}
+
+/* A skipped document or item: it parsed but is not something the engine can evaluate. */
+static int report_skip(struct check_run *r, const struct where *w, const char *why)
+{
+    char msg[400];
+
+    if (w->item[0])
+        snprintf(msg, sizeof(msg), "not a Kubernetes object (%s); skipped", why);
+    else
+        snprintf(msg, sizeof(msg), "line %d, column 1: not a Kubernetes object (%s); skipped",
+                 w->line, why);
+    return report_error(r, w, msg, false);
 }
 
 static int emit_yaml(struct check_run *r, const json_t *obj)
@@ -159,9 +204,10 @@ static json_t *mutated(json_t *obj, const struct tg_result *res, char *err, size
     return copy;
 }
 
-static int report_text(struct check_run *r, const char *file, const char *doc, json_t *obj,
+static int report_text(struct check_run *r, const struct where *wh, json_t *obj,
                        const struct tg_result *res)
 {
+    char lab[PATH_MAX_LABEL];
     const char *kind = str_or(obj, "kind", "?");
     const char *name = object_name(obj);
     char line[TG_FIELD_MAX + TG_MSG_MAX + 64];
@@ -172,7 +218,7 @@ static int report_text(struct check_run *r, const char *file, const char *doc, j
         const struct tg_finding *f = &res->findings.v[k];
 
         tg_finding_format(f, line, sizeof(line));
-        fprintf(r->report, "%s:%s %s/%s: %s %s\n", file, doc, kind, name,
+        fprintf(r->report, "%s %s/%s: %s %s\n", label(wh, lab, sizeof(lab)), kind, name,
                 finding_label(res, f, true), line);
     }
     /* Mutator remarks (not findings) reach users as warnings; show them too. */
@@ -180,12 +226,12 @@ static int report_text(struct check_run *r, const char *file, const char *doc, j
         const char *s = json_string_value(w);
 
         if (s && s[0] != '[')
-            fprintf(r->report, "%s:%s %s/%s: NOTE %s\n", file, doc, kind, name, s);
+            fprintf(r->report, "%s %s/%s: NOTE %s\n", label(wh, lab, sizeof(lab)), kind, name, s);
     }
     return 0;
 }
 
-static int report_json(struct check_run *r, const char *file, const char *doc, json_t *obj,
+static int report_json(struct check_run *r, const struct where *wh, json_t *obj,
                        const struct tg_result *res, json_t *patched)
 {
     json_t *e, *fs = json_array();
@@ -202,12 +248,16 @@ static int report_json(struct check_run *r, const char *file, const char *doc, j
             return -ENOMEM;
         }
     }
-    e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o}", "file", file, "doc", doc, "kind",
-                  str_or(obj, "kind", ""), "name", object_name(obj), "apiVersion",
-                  str_or(obj, "apiVersion", ""), "allowed", res->allowed, "evaluated",
-                  res->evaluated, "findings", fs);
-    if (!e)
+    e = json_where(wh);
+    if (!e || json_object_update_new(e, json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind",
+                                                  str_or(obj, "kind", ""), "name",
+                                                  object_name(obj), "apiVersion",
+                                                  str_or(obj, "apiVersion", ""), "allowed",
+                                                  res->allowed, "evaluated", res->evaluated,
+                                                  "findings", fs))) {
+        json_decref(e);
         return -ENOMEM;
+    }
     if (!res->evaluated && res->skip_reason)
         json_object_set_new(e, "skipReason", json_string(res->skip_reason));
     if (r->mutate) {
@@ -220,7 +270,7 @@ static int report_json(struct check_run *r, const char *file, const char *doc, j
     return json_array_append_new(r->results, e) ? -ENOMEM : 0;
 }
 
-static int check_object(struct check_run *r, const char *file, const char *doc, json_t *obj)
+static int check_object(struct check_run *r, const struct where *wh, json_t *obj)
 {
     struct tg_review rv;
     struct tg_result res;
@@ -229,10 +279,7 @@ static int check_object(struct check_run *r, const char *file, const char *doc, 
     int rc;
 
     if (tg_review_from_object(obj, &rv, err, sizeof(err)) < 0) {
-        char msg[320];
-
-        snprintf(msg, sizeof(msg), "not a Kubernetes object (%s); skipped", err);
-        rc = report_error(r, file, doc, msg, false);
+        rc = report_skip(r, wh, err);
         if (r->mutate && rc == 0)
             rc = emit_yaml(r, obj);
         return rc;
@@ -241,7 +288,7 @@ static int check_object(struct check_run *r, const char *file, const char *doc, 
     rc = tg_pipeline_run(r->policy, &rv, &r->opts, &res);
     if (rc < 0) {
         snprintf(err, sizeof(err), "the engine could not decide: %s", strerror(-rc));
-        rc = rc == -ENOMEM ? -ENOMEM : report_error(r, file, doc, err, true);
+        rc = rc == -ENOMEM ? -ENOMEM : report_error(r, wh, err, true);
         goto out_review;
     }
     r->evaluated += res.evaluated;
@@ -252,11 +299,10 @@ static int check_object(struct check_run *r, const char *file, const char *doc, 
         char msg[320];
 
         snprintf(msg, sizeof(msg), "the patch does not apply: %s", err);
-        rc = report_error(r, file, doc, msg, true);
+        rc = report_error(r, wh, msg, true);
         goto out_result;
     }
-    rc = r->json ? report_json(r, file, doc, obj, &res, patched)
-                 : report_text(r, file, doc, obj, &res);
+    rc = r->json ? report_json(r, wh, obj, &res, patched) : report_text(r, wh, obj, &res);
     if (rc == 0 && r->mutate && !r->json)
         rc = emit_yaml(r, patched);
 out_result:
@@ -277,8 +323,7 @@ static bool is_list(json_t *obj)
            json_is_array(json_object_get(obj, "items"));
 }
 
-static int check_value(struct check_run *r, const char *file, const char *doc, json_t *v,
-                       int depth)
+static int check_value(struct check_run *r, const struct where *wh, json_t *v, int depth)
 {
     if (json_is_object(v) && is_list(v) && depth < TG_CHECK_MAX_LIST_DEPTH) {
         json_t *items = json_object_get(v, "items");
@@ -286,23 +331,22 @@ static int check_value(struct check_run *r, const char *file, const char *doc, j
         json_t *item;
 
         json_array_foreach(items, i, item) {
-            char sub[96];
-            int rc;
+            struct where sub = *wh;
+            int rc, n;
 
-            snprintf(sub, sizeof(sub), "%s.items[%zu]", doc, i);
-            if ((rc = check_value(r, file, sub, item, depth + 1)) < 0)
+            n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item,
+                         wh->item[0] ? "." : "", i);
+            if (n < 0 || (size_t)n >= sizeof(sub.item))
+                snprintf(sub.item, sizeof(sub.item), "items[%zu]", i);   /* nested too deep */
+            if ((rc = check_value(r, &sub, item, depth + 1)) < 0)
                 return rc;
         }
         return 0;
     }
-    if (!json_is_object(v)) {
-        char msg[160];
-
-        snprintf(msg, sizeof(msg), "not a Kubernetes object: the document is a %s; skipped",
-                 json_is_array(v) ? "list" : "scalar");
-        return report_error(r, file, doc, msg, false);
-    }
-    return check_object(r, file, doc, v);
+    if (!json_is_object(v))
+        return report_skip(r, wh, json_is_array(v) ? "the document is a list"
+                                                   : "the document is a scalar");
+    return check_object(r, wh, v);
 }
 
 static int check_file(struct check_run *r, const char *path)
@@ -326,16 +370,15 @@ static int check_file(struct check_run *r, const char *path)
     }
     for (size_t i = 0; i < docs.n && rc == 0; i++) {
         const struct tg_yaml_doc *d = &docs.v[i];
-        char doc[32];
+        struct where w = {.file = file, .doc = d->index + 1, .line = d->line};
 
         if (d->empty)
             continue;
         r->docs++;
-        snprintf(doc, sizeof(doc), "%zu", d->index + 1);
         if (!d->value)
-            rc = report_error(r, file, doc, d->error, true);
+            rc = report_error(r, &w, d->error, true);
         else
-            rc = check_value(r, file, doc, d->value, 0);
+            rc = check_value(r, &w, d->value, 0);
     }
     tg_yaml_docs_release(&docs);
     free(text);

@@ -890,6 +890,11 @@ static int parse_chunk(const char *text, size_t len, int line_off, struct docs_b
             parser_error(&parser, text, len, line_off, d->error, sizeof(d->error));
             break;
         }
+        /* A document "starts" where its content does, not at its --- line. */
+        if (d && c.depth == 0 && !c.root_set &&
+            (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+             ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT))
+            d->line = (int)ev.start_mark.line + 1 + line_off;
         switch (ev.type) {
         case YAML_STREAM_END_EVENT:
             done = true;

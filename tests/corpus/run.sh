@@ -68,7 +68,7 @@ while IFS= read -r -d '' f; do
         fi
     fi
 
-    docs=$(sed -n 's/^    "doc": "\([0-9]*\).*/\1/p' "$tmp/out.json" | sort -u | wc -l | tr -d ' ')
+    docs=$(sed -n 's/^    "doc": \([0-9]*\),$/\1/p' "$tmp/out.json" | sort -u | wc -l | tr -d ' ')
     kinds=$(sed -n 's/^    "kind": "\(.*\)",$/\1/p' "$tmp/out.json" | sed 's/^$/?/' | count_list)
     rules=$(sed -n 's/^        "rule": "\(.*\)",$/\1/p' "$tmp/out.json" | count_list)
     {
@@ -76,11 +76,12 @@ while IFS= read -r -d '' f; do
         echo "exit $rc; documents $docs; kinds $kinds; findings $rules"
         # Parse errors and skipped documents, with their message: templated files must say why.
         awk '
-            /^    "doc": /   { doc = $0; sub(/^    "doc": "/, "", doc); sub(/",$/, "", doc) }
+            /^    "doc": /   { doc = $0; sub(/^    "doc": /, "", doc); sub(/,$/, "", doc); item = "" }
+            /^    "item": /  { item = $0; sub(/^    "item": "/, ".", item); sub(/",$/, "", item) }
             /^    "error": / { msg = $0; sub(/^    "error": "/, "", msg); sub(/",$/, "", msg) }
             /^    "skipped": / {
                 kind = ($0 ~ /true/) ? "skipped" : "error"
-                print kind " " doc ": " msg
+                print kind " " doc item ": " msg
             }
         ' "$tmp/out.json"
     } >> "$summary"

@@ -146,7 +146,8 @@ START_TEST(json_output)
     ck_assert_uint_eq(json_array_size(v), 2);
     e = json_array_get(v, 0);
     ck_assert_str_eq(json_string_value(json_object_get(e, "file")), FIX "efa-pod-deny.yaml");
-    ck_assert_str_eq(json_string_value(json_object_get(e, "doc")), "1");
+    ck_assert_int_eq(json_integer_value(json_object_get(e, "doc")), 1);
+    ck_assert_ptr_null(json_object_get(e, "item"));
     ck_assert_str_eq(json_string_value(json_object_get(e, "kind")), "Pod");
     ck_assert_str_eq(json_string_value(json_object_get(e, "name")), "efa-no-limit");
     ck_assert_str_eq(json_string_value(json_object_get(e, "apiVersion")), "v1");
@@ -170,12 +171,36 @@ START_TEST(multi_document_and_lists)
 
     ck_assert_int_eq(r.rc, 0);
     HAS(r.out, "1 file, 5 documents, 2 objects (2 evaluated)");
-    HAS(r.err, "multi.yaml:3.items[1] not a Kubernetes object: the document is a scalar");
-    HAS(r.err, "multi.yaml:4 not a Kubernetes object: the document is a list");
-    HAS(r.err, "multi.yaml:5 not a Kubernetes object (document has no apiVersion and kind)");
-    HAS(r.err, "multi.yaml:7 not a Kubernetes object");
+    HAS(r.err, "multi.yaml:3.items[1] not a Kubernetes object (the document is a scalar)");
+    HAS(r.err, "multi.yaml:4 line 23, column 1: not a Kubernetes object (the document is a list)");
+    HAS(r.err, "multi.yaml:5 line 26, column 1: not a Kubernetes object (document has no "
+               "apiVersion and kind)");
+    HAS(r.err, "multi.yaml:7 line 29, column 1: not a Kubernetes object");
     LACKS(r.err, "multi.yaml:2 ");
     LACKS(r.err, "multi.yaml:6 ");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(multi_document_json)
+{
+    struct run r = run_check(NULL, "-o", "json", FIX "multi.yaml", NULL);
+    json_error_t jerr;
+    json_t *v, *e;
+
+    ck_assert_int_eq(r.rc, 0);
+    v = json_loads(r.out, 0, &jerr);
+    ck_assert_msg(v != NULL, "not JSON: %s\n%s", jerr.text, r.out);
+    ck_assert_uint_eq(json_array_size(v), 6);
+    e = json_array_get(v, 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(e, "doc")), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "item")), "items[0]");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "name")), "in-list");
+    e = json_array_get(v, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "item")), "items[1]");
+    ck_assert(json_is_true(json_object_get(e, "skipped")));
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(e, "error")));
+    json_decref(v);
     run_free(&r);
 }
 END_TEST
@@ -290,6 +315,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, modes);
     tcase_add_test(tc, json_output);
     tcase_add_test(tc, multi_document_and_lists);
+    tcase_add_test(tc, multi_document_json);
     tcase_add_test(tc, templates_and_parse_errors_exit_2);
     tcase_add_test(tc, unreadable_and_usage);
     tcase_add_test(tc, stdin_input);

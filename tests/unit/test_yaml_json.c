@@ -298,7 +298,7 @@ START_TEST(syntax_errors)
     expect_conv("name: {{ .Release.Name }}-x\n", NULL, "helm template");
     expect_conv("", NULL, "empty document");
     expect_conv("# only a comment\n", NULL, "empty document");
-    expect_conv("a: 1\n---\nb: 2\n", NULL, "line 2, column 1: expected one document");
+    expect_conv("a: 1\n---\nb: 2\n", NULL, "line 3, column 1: expected one document");
     expect_conv("a: \"\\xff\"\n", "{\"a\": \"\\u00ff\"}", NULL);
     expect_conv("a: \"\\x00\"\n", "{\"a\": \"\\u0000\"}", NULL);
 }
@@ -340,7 +340,7 @@ START_TEST(stream_documents)
 
     ck_assert_int_eq(tg_yaml_parse_stream(s, strlen(s), &d), 0);
     ck_assert_uint_eq(d.n, 9);
-    ck_assert_int_eq(d.v[0].line, 2);
+    ck_assert_int_eq(d.v[0].line, 3);
     ck_assert_int_eq(json_integer_value(json_object_get(d.v[0].value, "a")), 1);
     ck_assert(d.v[1].empty);
     ck_assert_ptr_null(d.v[1].value);
