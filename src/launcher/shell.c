@@ -1184,11 +1184,15 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             }
         } else if (strcmp(b, "nice") == 0 || strcmp(b, "stdbuf") == 0 || strcmp(b, "sudo") == 0 ||
                    strcmp(b, "numactl") == 0 || strcmp(b, "taskset") == 0) {
+            /* short options that take a separate value, per wrapper */
+            const char *withval = !strcmp(b, "nice") ? "n" : !strcmp(b, "stdbuf") ? "ioe"
+                                : !strcmp(b, "sudo") ? "ugCph" : !strcmp(b, "numactl") ? "NmCpi"
+                                : "";
             bool ts = strcmp(b, "taskset") == 0;
             i++;
             while (i < n && starts_opt(&words[i])) {
                 const char *t = words[i].text;
-                i += (strlen(t) == 2 && strchr("nioeugC", t[1])) ? 2 : 1;
+                i += (strlen(t) == 2 && strchr(withval, t[1])) ? 2 : 1;
             }
             if (ts)
                 i++;      /* the CPU mask */
