@@ -70,9 +70,9 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
  * term are ANDed (two `In` lists intersect; `NotIn` removes values from a finite set and leaves
  * an open one open). Exists, DoesNotExist, Gt, Lt and matchFields do not restrict the label. */
 struct tg_label_pin {
-    bool finite;            /* the label is restricted to values[0..n) (n may be 0: no node) */
-    bool mentioned;         /* some expression or nodeSelector entry names one of the keys */
-    const char **values;    /* malloc'd array of borrowed strings, distinct, in spec order */
+    bool finite;         /* the label is restricted to values[0..n) (n may be 0: no node) */
+    bool mentioned;      /* some expression or nodeSelector entry names one of the keys */
+    const char **values; /* malloc'd array of borrowed strings, distinct, in spec order */
     size_t n;
 };
 

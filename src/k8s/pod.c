@@ -217,7 +217,7 @@ int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path 
             if (pin_add(out, v) < 0)
                 return -ENOMEM;
         } else if (!tg_label_pin_has(out, v)) {
-            out->n = 0;   /* two alias keys with different values: no node has both */
+            out->n = 0; /* two alias keys with different values: no node has both */
         }
     }
     return 0;

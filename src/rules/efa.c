@@ -303,8 +303,7 @@ static void check_device_values(struct tg_eval *ev, const struct tg_template *t,
             continue;
         tg_container_res(t->containers[i].c, name, &r);
         res_field(&t->containers[i], r.limit ? "limits" : "requests", name, &p);
-        tg_report(ev, "object.invalid-field", p.field,
-                  "is %s: %s must be a non-negative integer",
+        tg_report(ev, "object.invalid-field", p.field, "is %s: %s must be a non-negative integer",
                   value_text(r.limit ? r.limit : r.request, txt, sizeof(txt)), name);
     }
 }
@@ -328,7 +327,8 @@ static void type_list(const struct tg_policy *pol, const struct tg_label_pin *pi
     }
 }
 
-/* Below-instance for one type: the pod takes all of its GPUs (or Neuron devices) but not all EFA. */
+/* Below-instance for one type: the pod takes all of its GPUs (or Neuron devices) but not all EFA.
+ */
 static bool takes_all_devices(const struct tg_instance *in, long long gpus, long long neuron)
 {
     return (in->gpus > 0 && gpus == in->gpus) || (in->neuron > 0 && neuron == in->neuron);
@@ -456,8 +456,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
 }
 
 /* The value of name that a launcher run hands to its ranks, or NULL. */
-static const char *forwarded_value(const struct tg_mpirun *run, json_t *container,
-                                   const char *name)
+static const char *forwarded_value(const struct tg_mpirun *run, json_t *container, const char *name)
 {
     const struct tg_launch_fwd *f = tg_mpirun_find_fwd(run, name);
     if (f && f->value)

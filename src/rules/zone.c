@@ -13,20 +13,20 @@
 #define LIST_MAX 64
 
 enum pin_state {
-    PIN_NONE = 0,     /* nothing pins a zone */
-    PIN_ONE,          /* pinned to one zone (named, or held together with unknown name) */
-    PIN_MULTIPLE,     /* required node affinity allows several zones, nothing else pins */
-    PIN_CONFLICT,     /* two pins of this template contradict each other (reported) */
+    PIN_NONE = 0, /* nothing pins a zone */
+    PIN_ONE,      /* pinned to one zone (named, or held together with unknown name) */
+    PIN_MULTIPLE, /* required node affinity allows several zones, nothing else pins */
+    PIN_CONFLICT, /* two pins of this template contradict each other (reported) */
 };
 
 /* How one template is placed, in zone terms. */
 struct zone_pin {
     enum pin_state state;
-    const char *zone;               /* the named zone when PIN_ONE names it, else NULL */
-    struct tg_path field;           /* where the deciding pin is written */
-    bool preferred;                 /* a preferred affinity names a zone key */
+    const char *zone;     /* the named zone when PIN_ONE names it, else NULL */
+    struct tg_path field; /* where the deciding pin is written */
+    bool preferred;       /* a preferred affinity names a zone key */
     struct tg_path pref_field;
-    char allowed[LIST_MAX];         /* PIN_MULTIPLE: the zones the affinity allows */
+    char allowed[LIST_MAX]; /* PIN_MULTIPLE: the zones the affinity allows */
 };
 
 static bool key_in(const char *key, char *const *keys, size_t n)
@@ -102,8 +102,7 @@ static bool holds_in_zone(const struct tg_policy *pol, json_t *terms, bool weigh
 }
 
 /* Required pod affinity that keeps the pods together; sets field. */
-static bool pod_affinity_pin(struct tg_eval *ev, const struct tg_template *t,
-                             struct tg_path *field)
+static bool pod_affinity_pin(struct tg_eval *ev, const struct tg_template *t, struct tg_path *field)
 {
     struct tg_path p;
     json_t *aff = tg_get_object(ev, t->spec, &t->spec_path, "affinity");
@@ -160,10 +159,8 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     int rc;
     memset(zp, 0, sizeof(*zp));
     tg_label_pin_init(&aff);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &ns)) <
-            0 ||
-        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &aff)) <
-            0)
+    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &ns)) < 0 ||
+        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &aff)) < 0)
         goto out;
     tg_path_key(&affp, &t->spec_path, "affinity");
     tg_path_key(&affp, &affp, "nodeAffinity");

@@ -10,19 +10,22 @@
 /* One object under one policy: the zone.* findings must be exactly {rule at field} (or none). */
 struct policy_case {
     const char *name;
-    const char *policy;   /* YAML */
-    const char *object;   /* YAML */
-    const char *rule;     /* NULL: no zone.* finding */
+    const char *policy; /* YAML */
+    const char *object; /* YAML */
+    const char *rule;   /* NULL: no zone.* finding */
     const char *field;
 };
 
 #define POLICY_HEAD "apiVersion: trainguard.dev/v1alpha1\nkind: Policy\n"
-#define NODEPOOL_A                                                                              \
-    POLICY_HEAD "singleZoneNodeLabels:\n"                                                       \
-                "  - {key: karpenter.sh/nodepool, values: [p5-use1a], zone: us-east-1a}\n"      \
+#define NODEPOOL_A                                                                                 \
+    POLICY_HEAD "singleZoneNodeLabels:\n"                                                          \
+                "  - {key: karpenter.sh/nodepool, values: [p5-use1a], zone: us-east-1a}\n"         \
                 "  - {key: eks.amazonaws.com/nodegroup}\n"
-#define EFA_C "containers: [{name: w, image: x, resources: {limits: {vpc.amazonaws.com/efa: 32, hugepages-2Mi: 1Gi}}}]"
-#define OWNED "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: MPIJob, name: j}]}\n"
+#define EFA_C                                                                                      \
+    "containers: [{name: w, image: x, resources: {limits: {vpc.amazonaws.com/efa: 32, "            \
+    "hugepages-2Mi: 1Gi}}}]"
+#define OWNED                                                                                      \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: MPIJob, name: j}]}\n"
 
 static const struct policy_case cases[] = {
     {"Should admit a nodeSelector on a single-zone NodePool label of the policy", NODEPOOL_A,
@@ -39,20 +42,23 @@ static const struct policy_case cases[] = {
      "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
     {"Should deny a single-zone NodePool whose zone required node affinity does not allow",
      NODEPOOL_A,
-     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, affinity: {nodeAffinity: "
-           "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
-           "[{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c, us-east-1d]}]}]}}}, "
-     EFA_C "}",
+     OWNED
+     "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, affinity: {nodeAffinity: "
+     "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
+     "[{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c, "
+     "us-east-1d]}]}]}}}, " EFA_C "}",
      "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
     {"Should deny an MPIJob launcher on the us-east-1a NodePool and Workers in us-east-1b",
      NODEPOOL_A,
      "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: j}\nspec:\n"
      "  mpiReplicaSpecs:\n"
-     "    Launcher: {replicas: 1, template: {spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, "
+     "    Launcher: {replicas: 1, template: {spec: {nodeSelector: {karpenter.sh/nodepool: "
+     "p5-use1a}, "
      "containers: [{name: l, image: x}]}}}\n"
      "    Worker: {replicas: 2, template: {spec: {nodeSelector: {topology.kubernetes.io/zone: "
      "us-east-1b}, " EFA_C "}}}\n",
-     "zone.conflict", "spec.mpiReplicaSpecs.Launcher.template.spec.nodeSelector[karpenter.sh/nodepool]"},
+     "zone.conflict",
+     "spec.mpiReplicaSpecs.Launcher.template.spec.nodeSelector[karpenter.sh/nodepool]"},
     {"Should admit a required pod affinity on a narrower key the policy adds",
      POLICY_HEAD "narrowTopologyKeys: [example.com/rack]\n",
      OWNED "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
@@ -62,7 +68,8 @@ static const struct policy_case cases[] = {
      POLICY_HEAD "zoneLabels: [example.com/az]\n",
      OWNED "spec: {nodeSelector: {topology.kubernetes.io/zone: us-east-1a}, " EFA_C "}",
      "zone.missing", "spec"},
-    {"Should admit a custom zone label the policy lists", POLICY_HEAD "zoneLabels: [example.com/az]\n",
+    {"Should admit a custom zone label the policy lists",
+     POLICY_HEAD "zoneLabels: [example.com/az]\n",
      OWNED "spec: {nodeSelector: {example.com/az: use1-az1}, " EFA_C "}", NULL, NULL},
 };
 
@@ -72,8 +79,8 @@ START_TEST(policy_case)
     char err[256];
     struct tg_review rv;
     struct tg_result res;
-    struct tg_policy *pol = tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err,
-                                                sizeof(err));
+    struct tg_policy *pol =
+        tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err, sizeof(err));
     ck_assert_msg(pol != NULL, "%s: policy: %s", pc->name, err);
     json_t *obj = tg_yaml_parse_one(pc->object, strlen(pc->object), err, sizeof(err));
     ck_assert_msg(obj != NULL, "%s: object: %s", pc->name, err);

@@ -1,0 +1,287 @@
+/* test_pod.c -- pod-template helpers: resource counts, EFA requests, label pins, env values. */
+#include <check.h>
+#include <string.h>
+
+#include "tg/pod.h"
+#include "tg/rules.h"
+#include "tg/yaml_json.h"
+
+static json_t *yaml(const char *text)
+{
+    char err[256];
+    json_t *v = tg_yaml_parse_one(text, strlen(text), err, sizeof(err));
+    ck_assert_msg(v != NULL, "yaml: %s", err);
+    return v;
+}
+
+/* ---- container counts ------------------------------------------------------------------------ */
+
+struct count_case {
+    const char *resources; /* YAML of the container's resources */
+    int rc;                /* tg_container_count for EFA */
+    long long count;
+    bool requests_efa;
+};
+
+static const struct count_case counts[] = {
+    {"{limits: {vpc.amazonaws.com/efa: 4}}", 1, 4, true},
+    {"{limits: {vpc.amazonaws.com/efa: \"4\"}}", 1, 4, true},
+    {"{requests: {vpc.amazonaws.com/efa: 2}}", 1, 2, true},
+    {"{limits: {vpc.amazonaws.com/efa: 8}, requests: {vpc.amazonaws.com/efa: 4}}", 1, 8, true},
+    {"{limits: {vpc.amazonaws.com/efa: 0}}", 1, 0, false},
+    {"{limits: {vpc.amazonaws.com/efa: 4.0}}", 1, 4, true},
+    {"{limits: {vpc.amazonaws.com/efa: 1k}}", 1, 1000, true},
+    {"{limits: {vpc.amazonaws.com/efa: $EFA_PER_NODE}}", -1, 0, true},
+    {"{limits: {vpc.amazonaws.com/efa: 1.5}}", -1, 0, true},
+    {"{limits: {vpc.amazonaws.com/efa: -1}}", -1, 0, true},
+    {"{limits: {vpc.amazonaws.com/efa: null}}", -1, 0, true},
+    {"{limits: {vpc.amazonaws.com/efa: true}}", -1, 0, true},
+    {"{limits: {vpc.amazonaws.com/efa: 500m}}", -1, 0, true},
+    {"{limits: {nvidia.com/gpu: 8}}", 0, 0, false},
+    {"{limits: [vpc.amazonaws.com/efa]}", 0, 0, false},
+    {"\"vpc.amazonaws.com/efa\"", 0, 0, false},
+    {"{}", 0, 0, false},
+};
+
+START_TEST(container_count)
+{
+    const struct count_case *cc = &counts[_i];
+    char text[256];
+    long long n = -7;
+    snprintf(text, sizeof(text), "{name: c, resources: %s}", cc->resources);
+    json_t *c = yaml(text);
+    int rc = tg_container_count(c, TG_RES_EFA, &n);
+    ck_assert_msg(rc == cc->rc, "%s: rc %d, expected %d", cc->resources, rc, cc->rc);
+    if (rc == 1)
+        ck_assert_int_eq(n, cc->count);
+    ck_assert_msg(tg_container_requests_efa(c) == cc->requests_efa, "%s: requests_efa",
+                  cc->resources);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(container_without_resources)
+{
+    long long n;
+    json_t *c = yaml("{name: c}");
+    ck_assert_int_eq(tg_container_count(c, TG_RES_EFA, &n), 0);
+    ck_assert(!tg_container_requests_efa(c));
+    ck_assert_int_eq(tg_container_count(NULL, TG_RES_EFA, &n), 0);
+    json_decref(c);
+}
+END_TEST
+
+/* ---- template counts: sum of containers, or the largest init container -------------------- */
+
+static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
+{
+    char text[1024];
+    snprintf(text, sizeof(text), "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: %s}",
+             spec);
+    *obj = yaml(text);
+    ck_assert_int_eq(tg_workload_decode(wl, TG_KIND_POD, *obj, NULL, NULL), 0);
+    ck_assert_uint_eq(wl->ntpl, 1);
+}
+
+START_TEST(template_count_sums_and_takes_init_max)
+{
+    struct tg_workload wl;
+    json_t *obj;
+    long long n = 0;
+    decode_pod("{containers: [{name: a, resources: {limits: {nvidia.com/gpu: 4}}}, {name: b, "
+               "resources: {limits: {nvidia.com/gpu: 2}}}], initContainers: [{name: i, resources: "
+               "{limits: {nvidia.com/gpu: 8}}}]}",
+               &wl, &obj);
+    ck_assert_int_eq(tg_template_count(&wl.tpl[0], TG_RES_GPU, &n), 1);
+    ck_assert_int_eq(n, 8);
+    ck_assert_int_eq(tg_template_count(&wl.tpl[0], TG_RES_EFA, &n), 0);
+    ck_assert(!tg_template_requests_efa(&wl.tpl[0]));
+    tg_workload_release(&wl);
+    json_decref(obj);
+
+    decode_pod(
+        "{containers: [{name: a, resources: {limits: {vpc.amazonaws.com/efa: 16}}}, {name: b, "
+        "resources: {limits: {vpc.amazonaws.com/efa: 16}}}]}",
+        &wl, &obj);
+    ck_assert_int_eq(tg_template_count(&wl.tpl[0], TG_RES_EFA, &n), 1);
+    ck_assert_int_eq(n, 32);
+    ck_assert(tg_template_requests_efa(&wl.tpl[0]));
+    tg_workload_release(&wl);
+    json_decref(obj);
+
+    decode_pod(
+        "{containers: [{name: a, resources: {limits: {vpc.amazonaws.com/efa: 1}}}, {name: b, "
+        "resources: {limits: {vpc.amazonaws.com/efa: x}}}]}",
+        &wl, &obj);
+    ck_assert_int_eq(tg_template_count(&wl.tpl[0], TG_RES_EFA, &n), -1);
+    tg_workload_release(&wl);
+    json_decref(obj);
+}
+END_TEST
+
+/* ---- label pins ------------------------------------------------------------------------------ */
+
+struct pin_case {
+    const char *spec; /* YAML of a pod spec */
+    bool finite;
+    bool mentioned;
+    const char *values; /* comma-joined expected values when finite */
+};
+
+#define IT "node.kubernetes.io/instance-type"
+#define TERMS(...)                                                                                 \
+    "{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "                  \
+    "{nodeSelectorTerms: [" __VA_ARGS__ "]}}}}"
+
+static const struct pin_case pins[] = {
+    {"{}", false, false, ""},
+    {"{nodeSelector: {" IT ": p5.48xlarge}}", true, true, "p5.48xlarge"},
+    {"{nodeSelector: {beta.kubernetes.io/instance-type: p4d.24xlarge}}", true, true,
+     "p4d.24xlarge"},
+    {"{nodeSelector: {" IT ": p5.48xlarge, beta.kubernetes.io/instance-type: p4d.24xlarge}}", true,
+     true, ""},
+    {"{nodeSelector: {" IT ": p5.48xlarge, beta.kubernetes.io/instance-type: p5.48xlarge}}", true,
+     true, "p5.48xlarge"},
+    {TERMS("{matchExpressions: [{key: " IT
+           ", operator: In, values: [p5.48xlarge, p4d.24xlarge]}]}"),
+     true, true, "p5.48xlarge,p4d.24xlarge"},
+    {TERMS("{matchExpressions: [{key: " IT
+           ", operator: In, values: [a]}]}, {matchExpressions: [{key: " IT
+           ", operator: In, values: [b, a]}]}"),
+     true, true, "a,b"},
+    {TERMS("{matchExpressions: [{key: " IT
+           ", operator: In, values: [a]}]}, {matchExpressions: [{key: "
+           "other, operator: In, values: [x]}]}"),
+     false, true, ""},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: [a, b]}, {key: " IT
+           ", operator: NotIn, values: [b]}]}"),
+     true, true, "a"},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: NotIn, values: [b]}]}"), false, true, ""},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: Exists}]}"), false, true, ""},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: [a]}, {key: " IT
+           ", operator: In, values: [b]}]}"),
+     true, true, ""},
+    {TERMS("{}, {matchExpressions: [{key: " IT ", operator: In, values: [a]}]}"), true, true, "a"},
+    {TERMS("{matchFields: [{key: metadata.name, operator: In, values: [n]}]}"), false, false, ""},
+    {TERMS(""), false, false, ""},
+    {"{nodeSelector: {" IT
+     ": a}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+     "{nodeSelectorTerms: [{matchExpressions: [{key: " IT ", operator: In, values: [a, b]}]}]}}}}",
+     true, true, "a"},
+    {"{nodeSelector: {" IT
+     ": c}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+     "{nodeSelectorTerms: [{matchExpressions: [{key: " IT ", operator: In, values: [a, b]}]}]}}}}",
+     true, true, ""},
+    {"{nodeSelector: [a], affinity: 3}", false, false, ""},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: a}]}"), true, true, ""},
+};
+
+START_TEST(label_pin)
+{
+    const struct pin_case *pc = &pins[_i];
+    struct tg_workload wl;
+    struct tg_label_pin pin;
+    json_t *obj;
+    char got[256] = "";
+    decode_pod(pc->spec, &wl, &obj);
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], &pin), 0);
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite, "%s: finite %d", pc->spec, pin.finite);
+    ck_assert_msg(pin.mentioned == pc->mentioned, "%s: mentioned %d", pc->spec, pin.mentioned);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: values [%s], expected [%s]", pc->spec, got,
+                  pc->values);
+    tg_label_pin_release(&pin);
+    tg_workload_release(&wl);
+    json_decref(obj);
+}
+END_TEST
+
+START_TEST(label_pin_has)
+{
+    struct tg_label_pin pin;
+    tg_label_pin_init(&pin);
+    ck_assert(!tg_label_pin_has(&pin, "a"));
+    tg_label_pin_release(&pin);
+    ck_assert_ptr_null(pin.values);
+}
+END_TEST
+
+/* ---- env values ------------------------------------------------------------------------------ */
+
+START_TEST(fi_provider_and_nccl_net)
+{
+    ck_assert(tg_fi_provider_selects_efa("efa"));
+    ck_assert(tg_fi_provider_selects_efa("EFA"));
+    ck_assert(tg_fi_provider_selects_efa("efa,shm"));
+    ck_assert(tg_fi_provider_selects_efa("shm, efa"));
+    ck_assert(tg_fi_provider_selects_efa("efa;ofi_rxr"));
+    ck_assert(!tg_fi_provider_selects_efa("^efa"));
+    ck_assert(!tg_fi_provider_selects_efa("^tcp"));
+    ck_assert(!tg_fi_provider_selects_efa("tcp"));
+    ck_assert(!tg_fi_provider_selects_efa("efa2"));
+    ck_assert(!tg_fi_provider_selects_efa("xefa"));
+    ck_assert(!tg_fi_provider_selects_efa(""));
+    ck_assert(!tg_fi_provider_selects_efa(NULL));
+    ck_assert(tg_nccl_net_is_ofi("AWS Libfabric"));
+    ck_assert(tg_nccl_net_is_ofi("aws libfabric"));
+    ck_assert(tg_nccl_net_is_ofi("Libfabric"));
+    ck_assert(tg_nccl_net_is_ofi("OFI"));
+    ck_assert(!tg_nccl_net_is_ofi("Socket"));
+    ck_assert(!tg_nccl_net_is_ofi("IB"));
+    ck_assert(!tg_nccl_net_is_ofi(""));
+    ck_assert(!tg_nccl_net_is_ofi(NULL));
+}
+END_TEST
+
+/* ---- updates --------------------------------------------------------------------------------- */
+
+START_TEST(spec_unchanged)
+{
+    struct tg_workload wl;
+    json_t *a = yaml("{apiVersion: v1, kind: Pod, metadata: {name: p, labels: {x: y}}, spec: "
+                     "{containers: [{name: c}]}}");
+    json_t *b =
+        yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c}]}}");
+    json_t *c =
+        yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: d}]}}");
+    json_t *d = yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}}");
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, NULL, NULL), 0);
+    ck_assert(!tg_workload_spec_unchanged(&wl)); /* CREATE: no old object */
+    tg_workload_release(&wl);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, b, NULL), 0);
+    ck_assert(tg_workload_spec_unchanged(&wl));
+    tg_workload_release(&wl);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, c, NULL), 0);
+    ck_assert(!tg_workload_spec_unchanged(&wl));
+    tg_workload_release(&wl);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, d, NULL), 0);
+    ck_assert(!tg_workload_spec_unchanged(&wl));
+    tg_workload_release(&wl);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, d, d, NULL), 0);
+    ck_assert(tg_workload_spec_unchanged(&wl));
+    tg_workload_release(&wl);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(d);
+}
+END_TEST
+
+Suite *tg_test_pod_suite(void);
+Suite *tg_test_pod_suite(void)
+{
+    Suite *s = suite_create("pod");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, container_count, 0, (int)(sizeof(counts) / sizeof(counts[0])));
+    tcase_add_test(tc, container_without_resources);
+    tcase_add_test(tc, template_count_sums_and_takes_init_max);
+    tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
+    tcase_add_test(tc, label_pin_has);
+    tcase_add_test(tc, fi_provider_and_nccl_net);
+    tcase_add_test(tc, spec_unchanged);
+    suite_add_tcase(s, tc);
+    return s;
+}
