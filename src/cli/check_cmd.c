@@ -270,7 +270,9 @@ static int report_json(struct check_run *r, const struct where *wh, json_t *obj,
     return json_array_append_new(r->results, e) ? -ENOMEM : 0;
 }
 
-static int check_object(struct check_run *r, const struct where *wh, json_t *obj)
+/* Evaluates one object. With --mutate, *out gets the mutated object (a new reference; the object
+ * itself when it is not evaluated or cannot be patched), so that every document can be printed. */
+static int check_object(struct check_run *r, const struct where *wh, json_t *obj, json_t **out)
 {
     struct tg_review rv;
     struct tg_result res;
@@ -279,14 +281,13 @@ static int check_object(struct check_run *r, const struct where *wh, json_t *obj
     int rc;
 
     if (tg_review_from_object(obj, &rv, err, sizeof(err)) < 0) {
-        rc = report_skip(r, wh, err);
-        if (r->mutate && rc == 0)
-            rc = emit_yaml(r, obj);
-        return rc;
+        *out = json_incref(obj);
+        return report_skip(r, wh, err);
     }
     r->objects++;
     rc = tg_pipeline_run(r->policy, &rv, &r->opts, &res);
     if (rc < 0) {
+        *out = json_incref(obj);
         snprintf(err, sizeof(err), "the engine could not decide: %s", strerror(-rc));
         rc = rc == -ENOMEM ? -ENOMEM : report_error(r, wh, err, true);
         goto out_review;
@@ -298,15 +299,14 @@ static int check_object(struct check_run *r, const struct where *wh, json_t *obj
     if (r->mutate && !(patched = mutated(obj, &res, err, sizeof(err)))) {
         char msg[320];
 
+        *out = json_incref(obj);
         snprintf(msg, sizeof(msg), "the patch does not apply: %s", err);
         rc = report_error(r, wh, msg, true);
         goto out_result;
     }
     rc = r->json ? report_json(r, wh, obj, &res, patched) : report_text(r, wh, obj, &res);
-    if (rc == 0 && r->mutate && !r->json)
-        rc = emit_yaml(r, patched);
+    *out = patched ? patched : json_incref(obj);
 out_result:
-    json_decref(patched);
     tg_result_release(&res);
 out_review:
     tg_review_release(&rv);
@@ -323,30 +323,52 @@ static bool is_list(json_t *obj)
            json_is_array(json_object_get(obj, "items"));
 }
 
-static int check_value(struct check_run *r, const struct where *wh, json_t *v, int depth)
+/* Checks a document or List item; *out as for check_object (a List keeps its shape, with each
+ * item replaced by its mutated form). */
+static int check_value(struct check_run *r, const struct where *wh, json_t *v, int depth,
+                       json_t **out)
 {
-    if (json_is_object(v) && is_list(v) && depth < TG_CHECK_MAX_LIST_DEPTH) {
-        json_t *items = json_object_get(v, "items");
-        size_t i;
-        json_t *item;
+    json_t *items, *item, *newitems, *list;
+    size_t i;
 
-        json_array_foreach(items, i, item) {
-            struct where sub = *wh;
-            int rc, n;
-
-            n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item,
-                         wh->item[0] ? "." : "", i);
-            if (n < 0 || (size_t)n >= sizeof(sub.item))
-                snprintf(sub.item, sizeof(sub.item), "items[%zu]", i);   /* nested too deep */
-            if ((rc = check_value(r, &sub, item, depth + 1)) < 0)
-                return rc;
-        }
-        return 0;
-    }
-    if (!json_is_object(v))
+    *out = NULL;
+    if (!json_is_object(v) || !is_list(v) || depth >= TG_CHECK_MAX_LIST_DEPTH) {
+        if (json_is_object(v))
+            return check_object(r, wh, v, out);
+        *out = json_incref(v);
         return report_skip(r, wh, json_is_array(v) ? "the document is a list"
                                                    : "the document is a scalar");
-    return check_object(r, wh, v);
+    }
+    items = json_object_get(v, "items");
+    newitems = json_array();
+    list = json_copy(v);
+    if (!newitems || !list || json_object_set(list, "items", newitems) < 0)
+        goto fail;
+    json_array_foreach(items, i, item) {
+        struct where sub = *wh;
+        json_t *m = NULL;
+        int rc, n;
+
+        n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item,
+                     wh->item[0] ? "." : "", i);
+        if (n < 0 || (size_t)n >= sizeof(sub.item))
+            snprintf(sub.item, sizeof(sub.item), "items[%zu]", i);   /* nested too deep */
+        rc = check_value(r, &sub, item, depth + 1, &m);
+        if (rc < 0 || !m || json_array_append_new(newitems, m) < 0) {
+            if (rc == 0)
+                rc = -ENOMEM;
+            json_decref(newitems);
+            json_decref(list);
+            return rc;
+        }
+    }
+    json_decref(newitems);
+    *out = list;
+    return 0;
+fail:
+    json_decref(newitems);
+    json_decref(list);
+    return -ENOMEM;
 }
 
 static int check_file(struct check_run *r, const char *path)
@@ -375,10 +397,16 @@ static int check_file(struct check_run *r, const char *path)
         if (d->empty)
             continue;
         r->docs++;
-        if (!d->value)
+        if (!d->value) {
             rc = report_error(r, &w, d->error, true);
-        else
-            rc = check_value(r, &w, d->value, 0);
+        } else {
+            json_t *out = NULL;
+
+            rc = check_value(r, &w, d->value, 0, &out);
+            if (rc == 0 && r->mutate && !r->json && out)
+                rc = emit_yaml(r, out);
+            json_decref(out);
+        }
     }
     tg_yaml_docs_release(&docs);
     free(text);
