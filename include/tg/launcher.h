@@ -107,6 +107,7 @@ struct tg_mpirun {
     size_t nfwd;
     bool forward_all;                 /* -genvall/-envall, or horovodrun (forwards its env) */
     bool forward_none;                /* -genvnone/-envnone */
+    bool forward_list;                /* -genvlist/-envlist: hydra passes only those names */
     char **env;                       /* names in the launcher process's environment: the
                                          container env, exported script variables, prefix
                                          assignments, `env NAME=VALUE` (values may be unknown) */
@@ -165,6 +166,10 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
  * ranks by every such invocation (-x NAME[=...], mca_base_env_list, or forward-all)? */
 bool tg_launch_runs_openmpi(const struct tg_launch *l);
 bool tg_launch_forwards(const struct tg_launch *l, const char *name);
+/* Does the whole launcher environment reach the ranks: -genvall, horovodrun, or Intel MPI /
+ * MPICH hydra by default (not after -genvnone or -genvlist)? Open MPI: only with -genvall-like
+ * flags it does not have, so false. */
+bool tg_mpirun_forwards_all(const struct tg_mpirun *run);
 /* Is name in the environment the launcher process starts with (run->env)? */
 bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name);
 /* The forwarded entry for name in run, or NULL. Borrowed. */

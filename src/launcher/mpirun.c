@@ -239,6 +239,14 @@ void tg_mpirun_release(struct tg_mpirun *run)
     run->nenv = 0;
 }
 
+bool tg_mpirun_forwards_all(const struct tg_mpirun *run)
+{
+    if (run->forward_all)
+        return true;
+    return run->impl != TG_MPI_OPENMPI && !run->horovod && !run->forward_none &&
+           !run->forward_list;
+}
+
 bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
 {
     for (size_t i = 0; i < run->nenv; i++)
@@ -517,16 +525,19 @@ static int apply(struct tg_mpirun *run, const struct opt *o, const struct tg_sh_
                            a[0].resolved && a[1].resolved);
         break;
     case E_GENVLIST:
+        /* hydra's env propagation becomes "list:a,b" (pmodels/mpich: src/pm/hydra genvlist) */
+        run->forward_list = true;
+        run->forward_all = run->forward_none = false;
         if (a[0].resolved)
             return add_name_list(run, a[0].text);
         break;
     case E_GENVALL:
         run->forward_all = true;
-        run->forward_none = false;
+        run->forward_none = run->forward_list = false;
         break;
     case E_GENVNONE:
         run->forward_none = true;
-        run->forward_all = false;
+        run->forward_all = run->forward_list = false;
         break;
     default:
         break;
@@ -755,8 +766,7 @@ bool tg_launch_forwards(const struct tg_launch *l, const char *name)
         return false;
     for (size_t i = 0; i < l->nruns; i++) {
         const struct tg_mpirun *r = &l->runs[i];
-        bool all = r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none);
-        if (!all && !tg_mpirun_find_fwd(r, name))
+        if (!tg_mpirun_forwards_all(r) && !tg_mpirun_find_fwd(r, name))
             return false;
     }
     return true;

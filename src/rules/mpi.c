@@ -371,7 +371,7 @@ static bool reaches_ranks(const struct tg_launch *l, const char *name)
     for (size_t i = 0; i < l->nruns; i++) {
         const struct tg_mpirun *r = &l->runs[i];
         const struct tg_launch_fwd *f = tg_mpirun_find_fwd(r, name);
-        bool all = r->forward_all || (r->impl != TG_MPI_OPENMPI && !r->forward_none);
+        bool all = tg_mpirun_forwards_all(r);
         if (f && f->value)
             continue;
         if ((f || all) && tg_mpirun_env_has(r, name))

@@ -30,6 +30,7 @@ struct pcase {
     const char *fwd;
     bool fwd_all;
     bool fwd_none;
+    bool fwd_list;
     int line;               /* 0: not checked */
     int depth;
     bool script_error;
@@ -455,7 +456,10 @@ static const struct pcase cases[] = {
     {.name = "MPICH -genvlist a,b and -f hostfile", .impl = "MPICH",
      .cmd = {"mpiexec", "-f", "/etc/mpi/hostfile", "-genvlist", "NCCL_DEBUG,FI_PROVIDER", "-n",
              "4", "./a"},
-     .nruns = 1, .np = "4", .hostfile = true, .fwd = "NCCL_DEBUG FI_PROVIDER"},
+     .nruns = 1, .np = "4", .hostfile = true, .fwd = "NCCL_DEBUG FI_PROVIDER", .fwd_list = true},
+    {.name = "MPICH -genvlist then -genvall: the last one wins", .impl = "MPICH",
+     .cmd = {"mpiexec", "-genvlist", "A", "-genvall", "-n", "2", "./a"}, .nruns = 1, .np = "2",
+     .fwd = "A", .fwd_all = true},
     {.name = "MPICH -hosts a:2,b:2", .impl = "MPICH",
      .cmd = {"mpiexec", "-hosts", "a:2,b:2", "-n", "4", "./a"}, .nruns = 1, .np = "4",
      .hosts = "4"},
@@ -621,6 +625,7 @@ START_TEST(launcher_case)
         ck_assert_msg(r->forward_all == c->fwd_all, "%s: forward_all %d", c->name,
                       r->forward_all);
         ck_assert_msg(r->forward_none == c->fwd_none, "%s: forward_none", c->name);
+        ck_assert_msg(r->forward_list == c->fwd_list, "%s: forward_list", c->name);
         ck_assert_msg(r->mpmd == c->mpmd, "%s: mpmd %d", c->name, r->mpmd);
         if (c->fwd)
             check_fwd(c, r);
@@ -705,6 +710,17 @@ START_TEST(launcher_forwards_api)
     ck_assert_int_eq(tg_launch_parse_container(ct, TG_MPI_INTEL, &l), 0);
     ck_assert(!tg_launch_runs_openmpi(&l));
     ck_assert(tg_launch_forwards(&l, "NCCL_DEBUG"));
+    tg_launch_release(&l);
+    json_decref(ct);
+
+    /* hydra -genvlist: only the listed names */
+    ct = json_pack("{s:[s,s,s,s,s,s]}", "command", "mpiexec", "-genvlist", "FI_PROVIDER", "-n",
+                   "2", "./a");
+    tg_launch_init(&l);
+    ck_assert_int_eq(tg_launch_parse_container(ct, TG_MPI_MPICH, &l), 0);
+    ck_assert(!tg_mpirun_forwards_all(&l.runs[0]));
+    ck_assert(tg_launch_forwards(&l, "FI_PROVIDER"));
+    ck_assert(!tg_launch_forwards(&l, "NCCL_DEBUG"));
     tg_launch_release(&l);
     json_decref(ct);
 
