@@ -66,6 +66,13 @@ while IFS= read -r -d '' f; do
             sed 's/^/    /' "$tmp/err3.txt" >&2
             failed=1
         fi
+        # Mutation is idempotent (SPEC section 5): mutating the output changes nothing.
+        timeout 60 "$bin" check --mutate - < "$tmp/mutated.yaml" > "$tmp/mutated2.yaml" 2> /dev/null
+        if ! cmp -s "$tmp/mutated.yaml" "$tmp/mutated2.yaml"; then
+            echo "corpus: --mutate is not idempotent on $rel:" >&2
+            diff -u "$tmp/mutated.yaml" "$tmp/mutated2.yaml" | head -20 | sed 's/^/    /' >&2
+            failed=1
+        fi
     fi
 
     docs=$(sed -n 's/^    "doc": \([0-9]*\),$/\1/p' "$tmp/out.json" | sort -u | wc -l | tr -d ' ')

@@ -287,6 +287,20 @@ START_TEST(mutate_prints_yaml)
 }
 END_TEST
 
+START_TEST(mutate_keeps_every_document)
+{
+    struct run r = run_check(NULL, "--mutate", FIX "multi.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 0);
+    HAS(r.out, "kind: List\nitems:\n- apiVersion: v1\n");
+    HAS(r.out, "- just a string\n");
+    HAS(r.out, "---\n- a\n- list\n---\nreplicaCount: 2\n");
+    HAS(r.out, "|\n  a literal block document\n");
+    HAS(r.err, "multi.yaml:4 line 23, column 1: not a Kubernetes object");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(mutate_json)
 {
     struct run r = run_check(NULL, "--mutate", "-o", "json", FIX "yaml11.yaml", NULL);
@@ -320,6 +334,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, unreadable_and_usage);
     tcase_add_test(tc, stdin_input);
     tcase_add_test(tc, mutate_prints_yaml);
+    tcase_add_test(tc, mutate_keeps_every_document);
     tcase_add_test(tc, mutate_json);
     suite_add_tcase(s, tc);
     return s;
