@@ -496,6 +496,31 @@ static enum tg_mpi_impl workload_impl(const struct tg_workload *wl)
     return impl;
 }
 
+/* A launcher that hands the ranks an FI_PROVIDER without efa while a rank template requests EFA. */
+static void check_forwarded_provider(struct tg_eval *ev, const struct tg_template *lt,
+                                     const struct tg_container *c, const struct tg_launch *l,
+                                     struct tg_template **ranks, size_t nranks)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < l->nruns && !provider_excludes_efa(v); i++)
+        v = forwarded_value(&l->runs[i], c->c, "FI_PROVIDER");
+    if (!provider_excludes_efa(v))
+        return;
+    for (size_t i = 0; i < nranks; i++) {
+        struct tg_path fp;
+        char txt[VALUE_TEXT_MAX];
+        if (ranks[i] == lt || !tg_template_requests_efa(ranks[i]))
+            continue;
+        snprintf(txt, sizeof(txt), "%s", v);
+        tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
+        tg_report(ev, "efa.provider-mismatch", fp.field,
+                  "mpirun hands FI_PROVIDER=%s to the ranks of the %s template, which requests "
+                  "EFA: libfabric will not use it; forward FI_PROVIDER=efa or drop it",
+                  txt, ranks[i]->role_name);
+        return;
+    }
+}
+
 /* A launcher container that forwards FI_PROVIDER=efa: each rank template without EFA. */
 static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
                            const struct tg_container *c, struct tg_template **ranks, size_t nranks)
@@ -506,8 +531,10 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
     int rc = tg_launch_parse_container(c->c, workload_impl(ev->wl), &l);
     if (rc < 0)
         goto out;
-    if (!forwards_efa(&l, c->c, &var, &value))
+    if (!forwards_efa(&l, c->c, &var, &value)) {
+        check_forwarded_provider(ev, lt, c, &l, ranks, nranks);
         goto out;
+    }
     for (size_t i = 0; i < nranks; i++) {
         struct tg_path fp;
         char txt[VALUE_TEXT_MAX];
