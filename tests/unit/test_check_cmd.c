@@ -133,6 +133,22 @@ START_TEST(modes)
 }
 END_TEST
 
+START_TEST(config_file)
+{
+    struct run r = run_check(NULL, "--config", FIX "policy-limit-off.yaml", FIX "efa-pod-deny.yaml",
+                             NULL);
+
+    ck_assert_int_eq(r.rc, 0);
+    LACKS(r.out, "efa.limit-required");
+    run_free(&r);
+    r = run_check(NULL, "--config", FIX "policy-bad.yaml", FIX "efa-pod-deny.yaml", NULL);
+    ck_assert_int_eq(r.rc, 2);
+    HAS(r.err, "policy-bad.yaml: line 2, column 7: ");
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(json_output)
 {
     struct run r = run_check(NULL, "--output", "json", FIX "efa-pod-deny.yaml",
@@ -327,6 +343,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, clean_file_exits_0);
     tcase_add_test(tc, deny_exits_1);
     tcase_add_test(tc, modes);
+    tcase_add_test(tc, config_file);
     tcase_add_test(tc, json_output);
     tcase_add_test(tc, multi_document_and_lists);
     tcase_add_test(tc, multi_document_json);
