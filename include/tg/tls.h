@@ -41,8 +41,10 @@ int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_l
 int tg_tls_check_files(const char *cert_path, const char *key_path, struct tg_tls_info *info,
                        char *err, size_t errlen);
 
-/* Loads, checks and installs the first pair. 0 or a negative errno with the reason in err. */
-int tg_tls_init(const char *cert_path, const char *key_path, char *err, size_t errlen);
+/* Loads, checks and installs the first pair (info filled). 0 or a negative errno with the reason
+ * in err. */
+int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info *info, char *err,
+                size_t errlen);
 
 /* Re-reads the files. Unchanged bytes: returns 0 (nothing done) unless force. Changed (or force):
  * checks the new pair and swaps it in: returns 1 with info filled. A bad pair returns a negative

@@ -622,13 +622,49 @@ static void drain(struct MHD_Daemon *web, const sigset_t *set)
                tg_metrics_inflight());
 }
 
+/* Everything that can fail before the port opens: addresses, policy, certificate, client CA.
+ * Returns 0, or -1 after logging why (the caller exits 1). */
+static int prepare(struct sockaddr_storage *web_addr, struct sockaddr_storage *probe_addr,
+                   char **ca_pem)
+{
+    const struct tg_server_config *cfg = srv.cfg;
+    struct tg_tls_info info;
+    struct tg_policy *policy;
+    char err[2048];
+    socklen_t alen;
+
+    if (tg_listen_parse(cfg->listen, web_addr, &alen, err, sizeof(err)) < 0 ||
+        tg_listen_parse(cfg->probe_listen, probe_addr, &alen, err, sizeof(err)) < 0) {
+        tg_log(TG_LOG_ERROR, "bad listen address: %s", err);
+        return -1;
+    }
+    if (start_policy(err, sizeof(err)) < 0) {
+        tg_log(TG_LOG_ERROR, "cannot load the policy: %s", err);
+        return -1;
+    }
+    policy = tg_policy_acquire();
+    tg_log(TG_LOG_INFO, "policy loaded from %s (mode %s%s)",
+           policy && policy->source ? policy->source : "<embedded>",
+           tg_mode_name(cfg->has_mode ? cfg->mode : policy ? policy->mode : TG_MODE_ENFORCE),
+           cfg->has_mode ? ", set by --mode" : "");
+    tg_policy_release(policy);
+
+    if (tg_tls_init(cfg->cert_file, cfg->key_file, &info, err, sizeof(err)) < 0) {
+        tg_log(TG_LOG_ERROR, "cannot use the serving certificate: %s", err);
+        return -1;
+    }
+    log_cert("serving certificate", &info);
+    tg_metrics_cert_expiry(info.not_after);
+    /* A replaced pair outlives any handshake that picked it: a handshake is bounded by the idle
+     * timeout per flight, and the key is used in the first server flight. */
+    tg_tls_set_grace(cfg->connection_timeout * 4 > 300 ? (int)cfg->connection_timeout * 4 : 300);
+    return load_client_ca(ca_pem) < 0 ? -1 : 0;
+}
+
 int tg_server_run(const struct tg_server_config *cfg)
 {
     struct sockaddr_storage web_addr, probe_addr;
-    socklen_t alen;
     struct MHD_Daemon *web = NULL, *probes = NULL;
-    struct tg_policy *policy;
-    char err[2048];
     char *ca_pem = NULL;
     sigset_t set;
     int rc = 1;
@@ -639,7 +675,7 @@ int tg_server_run(const struct tg_server_config *cfg)
     srv.client_ca = cfg->client_ca_file != NULL;
 
     /* Signals go to the main thread's sigtimedwait only: block them before any thread starts,
-     * so MHD's threads inherit the mask. */
+     * so MHD's threads (and the policy reloader's) inherit the mask. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -651,38 +687,8 @@ int tg_server_run(const struct tg_server_config *cfg)
         tg_log(TG_LOG_ERROR, "out of memory");
         return 1;
     }
-    if (tg_listen_parse(cfg->listen, &web_addr, &alen, err, sizeof(err)) < 0 ||
-        tg_listen_parse(cfg->probe_listen, &probe_addr, &alen, err, sizeof(err)) < 0) {
-        tg_log(TG_LOG_ERROR, "bad listen address: %s", err);
+    if (prepare(&web_addr, &probe_addr, &ca_pem) < 0)
         goto out;
-    }
-    if (start_policy(err, sizeof(err)) < 0) {
-        tg_log(TG_LOG_ERROR, "cannot load the policy: %s", err);
-        goto out;
-    }
-    policy = tg_policy_acquire();
-    tg_log(TG_LOG_INFO, "policy loaded from %s (mode %s%s)",
-           policy && policy->source ? policy->source : "<embedded>",
-           tg_mode_name(cfg->has_mode ? cfg->mode : policy ? policy->mode : TG_MODE_ENFORCE),
-           cfg->has_mode ? ", set by --mode" : "");
-    tg_policy_release(policy);
-
-    if (tg_tls_init(cfg->cert_file, cfg->key_file, err, sizeof(err)) < 0) {
-        tg_log(TG_LOG_ERROR, "cannot use the serving certificate: %s", err);
-        goto out;
-    }
-    /* A replaced pair outlives any handshake that picked it: a handshake is bounded by the idle
-     * timeout per flight, and the key is used in the first server flight. */
-    tg_tls_set_grace(cfg->connection_timeout * 4 > 300 ? (int)cfg->connection_timeout * 4 : 300);
-    {
-        struct tg_tls_info info;
-        if (tg_tls_check_files(cfg->cert_file, cfg->key_file, &info, err, sizeof(err)) == 0)
-            log_cert("serving certificate", &info);
-        tg_metrics_cert_expiry(tg_tls_not_after());
-    }
-    if (load_client_ca(&ca_pem) < 0)
-        goto out;
-
     web = start_webhook(&web_addr, ca_pem);
     if (!web) {
         tg_log(TG_LOG_ERROR, "cannot listen on %s (address in use, or not allowed?)",

@@ -410,17 +410,16 @@ fail:
     return NULL;
 }
 
-int tg_tls_init(const char *cert_path, const char *key_path, char *err, size_t errlen)
+int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info *info, char *err,
+                size_t errlen)
 {
-    struct tg_tls_info info;
-
     if (snprintf(cert_file, sizeof(cert_file), "%s", cert_path) >= (int)sizeof(cert_file) ||
         snprintf(key_file, sizeof(key_file), "%s", key_path) >= (int)sizeof(key_file)) {
         snprintf(err, errlen, "certificate or key path too long");
         return -ENAMETOOLONG;
     }
     tg_tls_shutdown();
-    return tg_tls_reload(true, &info, err, errlen) == 1 ? 0 : -EINVAL;
+    return tg_tls_reload(true, info, err, errlen) == 1 ? 0 : -EINVAL;
 }
 
 int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen)

@@ -276,14 +276,15 @@ END_TEST
 
 START_TEST(init_fails_on_bad_files_and_loads_nothing)
 {
+    struct tg_tls_info info;
     char err[512];
 
-    ck_assert_int_lt(tg_tls_init(crt_path, key_path, err, sizeof(err)), 0);
+    ck_assert_int_lt(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
     ck_assert_ptr_nonnull(strstr(err, crt_path));
     ck_assert(!tg_tls_loaded());
     write_file(crt_path, good.cert);
     write_file(key_path, other.key);
-    ck_assert_int_lt(tg_tls_init(crt_path, key_path, err, sizeof(err)), 0);
+    ck_assert_int_lt(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
     ck_assert_ptr_nonnull(strstr(err, "does not match"));
     ck_assert(!tg_tls_loaded());
 }
@@ -313,8 +314,9 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
 
     write_file(crt_path, good.cert);
     write_file(key_path, good.key);
-    ck_assert_int_eq(tg_tls_init(crt_path, key_path, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
     ck_assert(tg_tls_loaded());
+    ck_assert_str_eq(info.subject, "CN=trainguard.trainguard.svc");
     first = tg_tls_not_after();
     ck_assert_int_eq(served_not_after_serial(&pc, &n), first);
 
@@ -366,7 +368,7 @@ START_TEST(retired_pairs_are_freed_after_the_grace_period)
     tg_tls_set_grace(0);
     write_file(crt_path, good.cert);
     write_file(key_path, good.key);
-    ck_assert_int_eq(tg_tls_init(crt_path, key_path, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
     for (int i = 0; i < 4; i++) {
         const struct pem *p = (i % 2) ? &good : &other;
         write_file(crt_path, p->cert);
