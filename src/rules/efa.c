@@ -369,9 +369,10 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     if (known == pin.n && fit == 0) {
         if (pin.n == 1)
             tg_report(ev, "efa.exceeds-instance", field.field,
-                      "%lld EFA interfaces per pod, but %s has %s: the pod can never be "
-                      "scheduled; request at most that many",
-                      efa, pin.values[0], strchr(list, ':') ? strchr(list, ':') + 2 : "fewer");
+                      "%lld EFA interfaces per pod, but %s has %d: the pod can never be "
+                      "scheduled; request at most %d",
+                      efa, pin.values[0], tg_policy_instance(ev->policy, pin.values[0])->efa,
+                      tg_policy_instance(ev->policy, pin.values[0])->efa);
         else
             tg_report(ev, "efa.exceeds-instance", field.field,
                       "%lld EFA interfaces per pod, more than any pinned instance type has (%s): "
@@ -450,8 +451,9 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
         env_field(c, env_index(c->c, var), &ep);
         tg_report(ev, "efa.env-without-device", ep.field,
                   "%s=%s picks a provider but attaches no device: request vpc.amazonaws.com/efa "
-                  "in the %s template's limits (and requests)",
-                  var, txt, t->role_name);
+                  "in the %s%s limits (and requests)",
+                  var, txt, t->role == TG_ROLE_POD ? "container's" : t->role_name,
+                  t->role == TG_ROLE_POD ? "" : " template's");
     }
 }
 
