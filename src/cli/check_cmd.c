@@ -4,7 +4,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tg/cli.h"
 #include "tg/patch.h"
@@ -58,10 +60,11 @@ struct check_run {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: trainguard check [OPTIONS] FILE... (- for stdin)\n"
+            "usage: trainguard check [OPTIONS] FILE|DIR|-...\n"
             "\n"
             "Runs the admission engine of `serve` offline on YAML or JSON manifests: every\n"
             "document of every file (kind: List expanded, empty documents skipped), as a CREATE.\n"
+            "A directory means its *.yaml, *.yml and *.json files; - reads stdin.\n"
             "\n"
             "  -o, --output text|json       text: one line per finding,\n"
             "                               FILE:DOC KIND/NAME: DENY|WARN|AUDIT [rule] field: message\n"
@@ -413,6 +416,46 @@ static int check_file(struct check_run *r, const char *path)
     return rc;
 }
 
+static int is_manifest_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+
+    if (e->d_name[0] == '.')
+        return 0;
+    return (n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0) ||
+           (n > 4 && strcmp(e->d_name + n - 4, ".yml") == 0) ||
+           (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0);
+}
+
+/* A directory stands for its *.yaml, *.yml and *.json files, in name order (kubectl -f DIR,
+ * without recursion). Anything else is read as a file. */
+static int check_path(struct check_run *r, const char *path)
+{
+    struct stat st;
+    struct dirent **names = NULL;
+    int n, rc = 0;
+
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return check_file(r, path);
+    n = scandir(path, &names, is_manifest_name, alphasort);
+    if (n < 0) {
+        fprintf(stderr, "trainguard check: %s: %s\n", path, strerror(errno));
+        r->unreadable = true;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        char full[4096];
+        int len = snprintf(full, sizeof(full), "%s%s%s", path,
+                           path[strlen(path) - 1] == '/' ? "" : "/", names[i]->d_name);
+
+        if (rc == 0 && len > 0 && (size_t)len < sizeof(full))
+            rc = check_file(r, full);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
 static void print_summary(const struct check_run *r)
 {
     fprintf(r->report,
@@ -503,7 +546,7 @@ int tg_cmd_check(int argc, char **argv)
     if (r.json && !(r.results = json_array()))
         goto out;
     for (int i = optind; i < argc; i++) {
-        if ((rc = check_file(&r, argv[i])) < 0) {
+        if ((rc = check_path(&r, argv[i])) < 0) {
             fprintf(stderr, "trainguard check: %s\n", strerror(-rc));
             goto out;
         }

@@ -276,6 +276,20 @@ START_TEST(unreadable_and_usage)
 }
 END_TEST
 
+START_TEST(directory_input)
+{
+    struct run r = run_check(NULL, "fixtures/yaml", NULL);
+
+    /* dup.yaml and template.yaml do not parse: exit 2, after checking every file. */
+    ck_assert_int_eq(r.rc, 2);
+    HAS(r.out, "fixtures/yaml/efa-pod-deny.yaml:1 Pod/efa-no-limit: DENY");
+    HAS(r.err, "fixtures/yaml/dup.yaml:1 line 5, column 3: duplicate mapping key");
+    HAS(r.err, "fixtures/yaml/template.yaml:1 line 4, column 10: ");
+    HAS(r.out, "8 files, 14 documents");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(stdin_input)
 {
     struct run r = run_check(FIX "efa-pod-deny.yaml", "-", NULL);
@@ -349,6 +363,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, multi_document_json);
     tcase_add_test(tc, templates_and_parse_errors_exit_2);
     tcase_add_test(tc, unreadable_and_usage);
+    tcase_add_test(tc, directory_input);
     tcase_add_test(tc, stdin_input);
     tcase_add_test(tc, mutate_prints_yaml);
     tcase_add_test(tc, mutate_keeps_every_document);
