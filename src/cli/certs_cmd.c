@@ -518,6 +518,14 @@ static int write_file(const char *dir, const char *name, const struct pem *p, bo
     return ret;
 }
 
+static void unlink_in(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) < (int)sizeof(path))
+        unlink(path);
+}
+
 /* Without force, refuses before writing anything when any of the four files exists. */
 static int check_free(const char *dir, char *err, size_t errlen)
 {
@@ -585,8 +593,13 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
     for (size_t i = 0; i < NFILES; i++) {
         bool secret = i == 1 || i == 3;
         if ((ret = write_file(o->out_dir, file_names[i], &pems[i], secret, o->force, err,
-                              errlen)) < 0)
+                              errlen)) < 0) {
+            /* without --force the files written so far are this run's own (O_EXCL): remove them
+             * so that a retry is not refused; with --force they replaced good files already */
+            while (!o->force && i-- > 0)
+                unlink_in(o->out_dir, file_names[i]);
             goto out;
+        }
     }
     if (ca_bundle && !(*ca_bundle = base64_of(&pems[0]))) {
         snprintf(err, errlen, "out of memory");
