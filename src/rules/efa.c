@@ -540,7 +540,9 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
     for (size_t i = 0; i < nranks; i++) {
         struct tg_path fp;
         char txt[VALUE_TEXT_MAX];
-        if (ranks[i] == lt || has_efa_device(ranks[i]))
+        const char *own = NULL;
+        /* The launcher's own env finding (when it runs ranks) already names this variable. */
+        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c->c, &own)))
             continue;
         snprintf(txt, sizeof(txt), "%s", value);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
