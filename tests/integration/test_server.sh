@@ -256,6 +256,7 @@ t0=$(date +%s%N)
 expect "other clients are served while slow clients hang" "$(post /validate "$WORK/v1.json")" "200"
 expect "... promptly" "$(( ($(date +%s%N) - t0) / 1000000000 ))" "0"
 expect "probes too" "$(curl -sS --max-time 3 "http://127.0.0.1:$PPORT/healthz")" "ok"
+expect "the stalled upload is in flight meanwhile" "$(metric trainguard_inflight_requests)" "1"
 exec 6>&- 8>&- 9>&-
 
 # ---- certificate rotation ------------------------------------------------------------------
@@ -309,6 +310,9 @@ for _ in $(seq 1 40); do
 done
 expect "SIGHUP picks up the completed pair" "$(serial)" "serving-one"
 kill -0 "$SPID" 2>/dev/null && ok "SIGHUP does not stop the server" || not_ok "SIGHUP does not stop the server"
+# By now (> --connection-timeout 3 s later) the client that declared 5000 body bytes and sent a
+# few has been cut by the idle timeout: its request is no longer in flight.
+expect "a stalled upload is cut by --connection-timeout" "$(metric trainguard_inflight_requests)" "0"
 
 # ---- graceful shutdown ------------------------------------------------------------------------
 # A request whose body trickles in for ~2.5 s is in flight when SIGTERM arrives.
