@@ -236,6 +236,10 @@ if [ -x "$BIN" ] && command -v readelf >/dev/null 2>&1; then
         libssl.so.3 | libcrypto.so.3) pkg=libssl3 ;;
         libgnutls.so.30) pkg=libgnutls30 ;;
         libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2) pkg=base ;;
+        libasan.so.* | libubsan.so.* | liblsan.so.* | libtsan.so.*)
+            echo "note: $so comes from a sanitizer build (make check-asan), not from the image"
+            continue
+            ;;
         *) pkg="" ;;
         esac
         if [ "$pkg" = base ]; then
