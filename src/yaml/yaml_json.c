@@ -43,7 +43,7 @@ struct scalar {
 
 struct frame {
     json_t *node;        /* object or array being built */
-    json_t *merges;      /* array of [object, count] merged at the end; NULL when none */
+    json_t *explicit;    /* keys written in this mapping, once a merge key was seen; else NULL */
     char *anchor;
     size_t count_start;
     yaml_mark_t start;   /* where the node starts */
@@ -434,7 +434,7 @@ static char *key_string(const json_t *k, char *why, size_t whylen)
 static void frame_release(struct frame *f)
 {
     json_decref(f->node);
-    json_decref(f->merges);
+    json_decref(f->explicit);
     free(f->anchor);
     free(f->key);
     memset(f, 0, sizeof(*f));
@@ -475,29 +475,67 @@ static int remember_anchor(struct conv *c, const char *anchor, json_t *v, size_t
     return 0;
 }
 
+/* Copies the keys of one merge source into the mapping, overwriting. */
+static int merge_one(struct conv *c, struct frame *p, json_t *src, size_t count, yaml_mark_t m)
+{
+    const char *k;
+    json_t *val;
+
+    if (add_nodes(c, count, m) < 0)
+        return -EINVAL;
+    json_object_foreach(src, k, val) {
+        if (json_object_set_new(p->node, k, json_deep_copy(val)) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/*
+ * A merge key, applied where it stands as go-yaml v2 does (decode.go mapping() and merge(), the
+ * decoder behind kubectl's YAMLToJSON): the merged keys overwrite keys written before the <<,
+ * keys written after it overwrite merged ones, and in a list the earlier mappings win (the list
+ * is applied backwards). go-yaml v3 and the YAML merge draft let explicit keys win wherever they
+ * stand; kubectl sends the v2 result, so that is what the webhook sees.
+ */
 static int merge_source(struct conv *c, struct frame *p, json_t *v, size_t count, yaml_mark_t m)
 {
     size_t i;
-    json_t *item;
+    int rc;
 
-    if (!p->merges && !(p->merges = json_array()))
-        return -ENOMEM;
+    if (!p->explicit) {
+        /* From now on a key is a duplicate only if it was written, not merged. */
+        const char *k;
+        json_t *val;
+
+        if (!(p->explicit = json_object()))
+            return -ENOMEM;
+        json_object_foreach(p->node, k, val) {
+            if (json_object_set_new(p->explicit, k, json_true()) < 0)
+                return -ENOMEM;
+        }
+    }
     if (json_is_object(v))
-        return json_array_append_new(p->merges, json_pack("[O,I]", v, (json_int_t)count)) ? -ENOMEM
-                                                                                         : 0;
+        return merge_one(c, p, v, count, m);
     if (!json_is_array(v)) {
         set_err(c, m, "the value of a merge key << must be a mapping or a list of mappings");
         return -EINVAL;
     }
-    json_array_foreach(v, i, item) {
-        if (!json_is_object(item)) {
+    for (i = 0; i < json_array_size(v); i++) {
+        if (!json_is_object(json_array_get(v, i))) {
             set_err(c, m, "merge key << list item %zu is not a mapping", i);
             return -EINVAL;
         }
-        if (json_array_append_new(p->merges, json_pack("[O,I]", item, (json_int_t)count)))
-            return -ENOMEM;
+    }
+    for (i = json_array_size(v); i-- > 0;) {
+        if ((rc = merge_one(c, p, json_array_get(v, i), count, m)) < 0)
+            return rc;
     }
     return 0;
+}
+
+static bool is_duplicate(const struct frame *p)
+{
+    return json_object_get(p->explicit ? p->explicit : p->node, p->key) != NULL;
 }
 
 /* Places a finished node (stolen) into its parent, or makes it the document root. */
@@ -530,10 +568,11 @@ static int place(struct conv *c, json_t *v, const char *anchor, size_t count, bo
     }
     if (p->key_is_merge) {
         rc = merge_source(c, p, v, count, m);
-    } else if (json_object_get(p->node, p->key)) {
+    } else if (is_duplicate(p)) {
         set_err(c, p->key_mark, "duplicate mapping key \"%.80s\"", p->key);
         rc = -EINVAL;
-    } else if (json_object_set(p->node, p->key, v) < 0) {
+    } else if (json_object_set(p->node, p->key, v) < 0 ||
+               (p->explicit && json_object_set_new(p->explicit, p->key, json_true()) < 0)) {
         rc = -ENOMEM;
     }
     free(p->key);
@@ -579,30 +618,6 @@ static int push(struct conv *c, json_t *node, const yaml_char_t *anchor, yaml_ma
     return 0;
 }
 
-/* Merge keys: explicit keys win, then earlier merge sources over later ones (YAML merge spec;
- * go-yaml v2 decode.go merge() walks a list backwards for the same effect). */
-static int apply_merges(struct conv *c, struct frame *f, yaml_mark_t m)
-{
-    size_t i;
-    json_t *entry;
-
-    json_array_foreach(f->merges, i, entry) {
-        json_t *src = json_array_get(entry, 0);
-        const char *k;
-        json_t *val;
-
-        if (add_nodes(c, (size_t)json_integer_value(json_array_get(entry, 1)), m) < 0)
-            return -EINVAL;
-        json_object_foreach(src, k, val) {
-            if (json_object_get(f->node, k))
-                continue;
-            if (json_object_set_new(f->node, k, json_deep_copy(val)) < 0)
-                return -ENOMEM;
-        }
-    }
-    return 0;
-}
-
 static int pop(struct conv *c, yaml_mark_t m)
 {
     struct frame f = c->st[--c->depth];
@@ -613,8 +628,6 @@ static int pop(struct conv *c, yaml_mark_t m)
         /* A key without a value cannot come from libyaml; keep the invariant anyway. */
         set_err(c, m, "mapping key without a value");
         rc = -EINVAL;
-    } else if (f.merges) {
-        rc = apply_merges(c, &f, m);
     }
     f.node = NULL;
     if (rc == 0) {

@@ -219,9 +219,17 @@ START_TEST(anchors_and_merges)
     expect_conv("a: &s hello\nb: *s\n", "{\"a\": \"hello\", \"b\": \"hello\"}", NULL);
     expect_conv("base: &b {x: 1, w: 2}\nm:\n  <<: *b\n  w: 3\n",
                 "{\"base\": {\"x\": 1, \"w\": 2}, \"m\": {\"w\": 3, \"x\": 1}}", NULL);
-    /* Explicit keys win even when they come before the merge. */
-    expect_conv("b: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", "{\"b\": {\"x\": 1}, \"m\": {\"x\": 2}}",
+    /* go-yaml v2 (kubectl) applies << where it stands: it overwrites keys written before it. */
+    expect_conv("b: &b {x: 1}\nm:\n  x: 2\n  <<: *b\n", "{\"b\": {\"x\": 1}, \"m\": {\"x\": 1}}",
                 NULL);
+    /* Two merges and explicit keys around them; a key merged twice is no duplicate. */
+    expect_conv("p: &p {a: 1, b: 1}\nq: &q {b: 2, c: 2}\nm:\n  <<: *p\n  <<: *q\n  c: 3\n",
+                "{\"p\": {\"a\": 1, \"b\": 1}, \"q\": {\"b\": 2, \"c\": 2}, "
+                "\"m\": {\"a\": 1, \"b\": 2, \"c\": 3}}",
+                NULL);
+    /* A written key twice is still a duplicate after a merge. */
+    expect_conv("p: &p {x: 1}\nm:\n  a: 1\n  <<: *p\n  a: 2\n", NULL, "duplicate mapping key \"a\"");
+    expect_conv("p: &p {x: 1}\nm:\n  <<: *p\n  b: 1\n  b: 2\n", NULL, "line 5, column 3: duplicate");
     /* A list: earlier sources win. */
     expect_conv("p: &p {x: 1}\nq: &q {x: 2, z: 3}\nm:\n  <<: [*p, *q]\n",
                 "{\"p\": {\"x\": 1}, \"q\": {\"x\": 2, \"z\": 3}, \"m\": {\"x\": 1, \"z\": 3}}",
