@@ -159,6 +159,8 @@ say(pod.get("serviceAccountName") == by_kind["ServiceAccount"][0]["metadata"]["n
     "Deployment uses the ServiceAccount")
 pol = yaml.safe_load(cm["data"]["policy.yaml"])
 say(pol.get("mode") == "audit", "shipped policy is in audit mode")
+say({"kube-system", ns} <= set(pol.get("exemptNamespaces") or []),
+    "policy exempts kube-system and %s, like the namespaceSelector" % ns)
 open(sys.argv[1] + ".policy", "w").write(cm["data"]["policy.yaml"])
 open(sys.argv[1] + ".names", "w").write("%s %s %s\n" % (svc["metadata"]["name"], ns, secret))
 
@@ -501,6 +503,9 @@ say("Certificate" in kinds if src == "certManager" else "Certificate" not in kin
     "cert-manager objects only with certManager")
 say(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
 say(dep["spec"]["replicas"] == 2, "2 replicas")
+pol = yaml.safe_load(kinds["ConfigMap"][0]["data"]["policy.yaml"])
+say({"kube-system", ns} <= set(pol.get("exemptNamespaces") or []), "policy exempts kube-system and %s" % ns)
+say(pol.get("mode") == ("audit" if src == "certManager" else "warn"), "policy mode from values")
 open(path + ".policy", "w").write(kinds["ConfigMap"][0]["data"]["policy.yaml"])
 PY
             cat "$tmp/py2.out"
