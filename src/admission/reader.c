@@ -139,17 +139,66 @@ static size_t put_utf8(char *o, unsigned cp)
     return 4;
 }
 
+/* Bytes that need no attention inside a string: printable ASCII except '"' and '\\'. */
+static const unsigned char plain_byte[256] = {
+#define R8(x) x, x, x, x, x, x, x, x
+    R8(0), R8(0), R8(0), R8(0),                      /* 0x00-0x1f: control characters */
+    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1),     /* 0x20-0x3f, '"' is 0x22 */
+    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1,     /* 0x40-0x5f, '\\' is 0x5c */
+    R8(1), R8(1), R8(1), R8(1),                      /* 0x60-0x7f */
+#undef R8
+};
+
+/* Appends len bytes to the decoded string in scratch. */
+static int put(struct reader *r, size_t *n, const char *src, size_t len)
+{
+    if (grow(r, *n + len + 1) < 0)
+        return -1;
+    memcpy(r->scratch + *n, src, len);
+    *n += len;
+    return 0;
+}
+
+/* Reads a \\u escape (and its low surrogate) at r->p; writes UTF-8 into tmp. Returns its length
+ * or 0 on error. */
+static size_t read_u_escape(struct reader *r, char *tmp)
+{
+    unsigned cp, lo;
+    if (r->end - r->p < 6 || hex4(r->p + 2, &cp) < 0)
+        return (size_t)fail(r, r->p, "invalid escape") * 0;
+    r->p += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || hex4(r->p + 2, &lo) < 0 ||
+            lo < 0xDC00 || lo > 0xDFFF)
+            return (size_t)fail(r, r->p, "invalid Unicode surrogate") * 0;
+        r->p += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return (size_t)fail(r, r->p, "invalid Unicode surrogate") * 0;
+    } else if (cp == 0) {
+        return (size_t)fail(r, r->p, "\\u0000 is not allowed") * 0;
+    }
+    return put_utf8(tmp, cp);
+}
+
 /* Reads a string at r->p (on the opening quote). When out is set, the decoded text is left in
  * r->scratch (NUL-terminated) with its length in *out. Returns 0 or -1. */
 static int read_string(struct reader *r, size_t *out)
 {
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     const char *start = r->p++;
     size_t n = 0;
-    /* Fast path: no escapes, plain ASCII or valid UTF-8 until the closing quote. */
     for (;;) {
-        if (r->p >= r->end)
+        const unsigned char *q = (const unsigned char *)r->p, *e = (const unsigned char *)r->end;
+        while (q < e && plain_byte[*q])
+            q++;
+        if (out && q > (const unsigned char *)r->p &&
+            put(r, &n, r->p, (size_t)(q - (const unsigned char *)r->p)) < 0)
+            return -1;
+        r->p = (const char *)q;
+        if (q >= e)
             return fail(r, start, "premature end of input");
-        unsigned char c = (unsigned char)*r->p;
+        unsigned char c = *q;
         if (c == '"') {
             r->p++;
             break;
@@ -157,50 +206,30 @@ static int read_string(struct reader *r, size_t *out)
         if (c < 0x20)
             return fail(r, r->p, "control character in string");
         if (c == '\\') {
-            char e;
+            char tmp[4];
+            size_t len;
             if (r->p + 1 >= r->end)
                 return fail(r, start, "premature end of input");
-            e = r->p[1];
-            if (out && grow(r, n + 5) < 0)
-                return -1;
-            if (e == 'u') {
-                unsigned cp, lo;
-                if (r->end - r->p < 6 || hex4(r->p + 2, &cp) < 0)
+            if (r->p[1] == 'u') {
+                if (!(len = read_u_escape(r, tmp)))
+                    return -1;
+            } else {
+                const char *k = r->p[1] ? strchr(from, r->p[1]) : NULL;
+                if (!k)
                     return fail(r, r->p, "invalid escape");
-                r->p += 6;
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' ||
-                        hex4(r->p + 2, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF)
-                        return fail(r, r->p, "invalid Unicode surrogate");
-                    r->p += 6;
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    return fail(r, r->p, "invalid Unicode surrogate");
-                } else if (cp == 0) {
-                    return fail(r, r->p, "\\u0000 is not allowed");
-                }
-                if (out)
-                    n += put_utf8(r->scratch + n, cp);
-                continue;
+                tmp[0] = to[k - from];
+                len = 1;
+                r->p += 2;
             }
-            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-            const char *k = e ? strchr(from, e) : NULL;
-            if (!k)
-                return fail(r, r->p, "invalid escape");
-            if (out)
-                r->scratch[n++] = to[k - from];
-            r->p += 2;
+            if (out && put(r, &n, tmp, len) < 0)
+                return -1;
             continue;
         }
-        size_t len = utf8_len((const unsigned char *)r->p, (const unsigned char *)r->end);
+        size_t len = utf8_len(q, e);
         if (!len)
             return fail(r, r->p, "invalid UTF-8 in string");
-        if (out) {
-            if (grow(r, n + len + 1) < 0)
-                return -1;
-            memcpy(r->scratch + n, r->p, len);
-            n += len;
-        }
+        if (out && put(r, &n, r->p, len) < 0)
+            return -1;
         r->p += len;
     }
     if (out) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/jsonw.h"
 #include "tg/patch.h"
 #include "tg/path.h"
 
@@ -77,10 +78,14 @@ out:
 
 char *tg_patch_base64(const struct tg_patch *p)
 {
-    char *text = json_dumps(p->ops, JSON_COMPACT);
+    struct tg_buf b;
+    size_t len;
+    tg_buf_init(&b);
+    tg_buf_json(&b, p->ops);
+    char *text = tg_buf_steal(&b, &len);
     if (!text)
         return NULL;
-    char *b64 = tg_base64_encode((const unsigned char *)text, strlen(text));
+    char *b64 = tg_base64_encode((const unsigned char *)text, len);
     free(text);
     return b64;
 }

@@ -49,21 +49,32 @@ int tg_ptr_append(char *buf, size_t len, const char *token)
     return 0;
 }
 
-/* Appends pre + a + post to the field path. */
+/* Appends pre + a + post to the field path (no snprintf: this runs for every field read). */
 static void field_append(struct tg_path *dst, const char *pre, const char *a, const char *post)
 {
-    size_t n = strlen(dst->field);
-    int w = snprintf(dst->field + n, sizeof(dst->field) - n, "%s%s%s", pre, a, post);
-    if (w < 0 || (size_t)w >= sizeof(dst->field) - n) {
-        dst->field[n] = '\0';
+    size_t n = strlen(dst->field), lp = strlen(pre), la = strlen(a), lq = strlen(post);
+    if (n + lp + la + lq + 1 > sizeof(dst->field)) {
         dst->overflow = true;
+        return;
     }
+    memcpy(dst->field + n, pre, lp);
+    memcpy(dst->field + n + lp, a, la);
+    memcpy(dst->field + n + lp + la, post, lq + 1);
+}
+
+/* dst = src, copying only the used bytes (the buffers are 256 bytes each). */
+static void path_copy(struct tg_path *dst, const struct tg_path *src)
+{
+    if (dst == src)
+        return;
+    memcpy(dst->field, src->field, strlen(src->field) + 1);
+    memcpy(dst->ptr, src->ptr, strlen(src->ptr) + 1);
+    dst->overflow = src->overflow;
 }
 
 void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key)
 {
-    if (dst != src)
-        *dst = *src;
+    path_copy(dst, src);
     if (plain_key(key))
         field_append(dst, dst->field[0] ? "." : "", key, "");
     else
@@ -74,10 +85,14 @@ void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key
 
 void tg_path_index(struct tg_path *dst, const struct tg_path *src, size_t i)
 {
-    char num[24];
-    if (dst != src)
-        *dst = *src;
-    snprintf(num, sizeof(num), "%zu", i);
+    char num[24], *d = num + sizeof(num);
+    path_copy(dst, src);
+    *--d = '\0';
+    do {
+        *--d = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    memmove(num, d, (size_t)(num + sizeof(num) - d));
     field_append(dst, "[", num, "]");
     if (tg_ptr_append(dst->ptr, sizeof(dst->ptr), num) < 0)
         dst->overflow = true;

@@ -19,6 +19,9 @@ static double now_us(void)
 
 static int iterations(size_t len)
 {
+    const char *env = getenv("BENCH_ITER");
+    if (env && *env)
+        return (int)strtol(env, NULL, 10);
     return len > 20000 ? 2000 : 10000;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tg/admission.h"
+#include "tg/jsonw.h"
 #include "tg/patch.h"
 #include "tg/path.h"
 #include "tg/pipeline.h"
@@ -504,6 +505,33 @@ START_TEST(rule_ids_are_unique_and_well_formed)
 }
 END_TEST
 
+/* ---- the compact writer matches json_dumps byte for byte ------------------------------------ */
+
+static const char *const writer_inputs[] = {
+    "{}", "[]", "{\"a\":1,\"b\":[true,false,null],\"c\":{\"d\":\"e\"}}",
+    "[\"quote\\\" backslash\\\\ slash/ ctrl\\u0001\\u001f del\\u007f tab\\t nl\\n\"]",
+    "[\"\\u00e9\\u20ac\\ud83d\\ude00\", -9223372036854775808, 9223372036854775807, 0]",
+    "[1.5, 1e300, -0.25, 0.1]",
+    "{\"z\":1,\"a\":2,\"m\":[{\"k\":\"v\"}]}",
+};
+
+START_TEST(writer_output_equals_json_dumps_compact)
+{
+    json_t *v = parse(writer_inputs[_i]);
+    struct tg_buf b;
+    size_t len;
+    tg_buf_init(&b);
+    tg_buf_json(&b, v);
+    char *got = tg_buf_steal(&b, &len);
+    char *want = json_dumps(v, JSON_COMPACT);
+    ck_assert_str_eq(got, want);
+    ck_assert_uint_eq(len, strlen(want));
+    free(got);
+    free(want);
+    json_decref(v);
+}
+END_TEST
+
 /* ---- the handler: HTTP status and bodies --------------------------------------------------- */
 
 START_TEST(handler_answers_bad_bodies_with_a_status_object)
@@ -553,6 +581,8 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, policy_rule_actions_and_namespace_modes_apply);
     tcase_add_test(tc, rule_ids_are_unique_and_well_formed);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
+                        sizeof(writer_inputs) / sizeof(writer_inputs[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,181 @@
+/* jsonw.c -- growable buffer and compact JSON writer (see include/tg/jsonw.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/jsonw.h"
+
+void tg_buf_init(struct tg_buf *b)
+{
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
+
+void tg_buf_release(struct tg_buf *b)
+{
+    free(b->p);
+    tg_buf_init(b);
+}
+
+char *tg_buf_steal(struct tg_buf *b, size_t *len)
+{
+    char *p = b->failed ? NULL : b->p;
+    if (!p && !b->failed)
+        p = calloc(1, 1);
+    if (p && len)
+        *len = b->len;
+    if (b->failed)
+        free(b->p);
+    tg_buf_init(b);
+    return p;
+}
+
+static bool reserve(struct tg_buf *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (b->len + n + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void tg_buf_put(struct tg_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void tg_buf_puts(struct tg_buf *b, const char *s)
+{
+    tg_buf_put(b, s, strlen(s));
+}
+
+void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t run = 0;
+    tg_buf_put(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[7];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        tg_buf_put(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        default:
+            /* jansson writes other control characters as \u00XX, upper-case hex. */
+            u[0] = '\\';
+            u[1] = 'u';
+            u[2] = '0';
+            u[3] = '0';
+            u[4] = hex[c >> 4];
+            u[5] = hex[c & 15];
+            u[6] = '\0';
+            esc = u;
+        }
+        tg_buf_puts(b, esc);
+    }
+    tg_buf_put(b, s + run, n - run);
+    tg_buf_put(b, "\"", 1);
+}
+
+void tg_buf_json(struct tg_buf *b, const json_t *v)
+{
+    char num[40];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        bool first = true;
+        tg_buf_put(b, "{", 1);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!first)
+                tg_buf_put(b, ",", 1);
+            first = false;
+            tg_buf_json_string(b, k, strlen(k));
+            tg_buf_put(b, ":", 1);
+            tg_buf_json(b, x);
+        }
+        tg_buf_put(b, "}", 1);
+        return;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        tg_buf_put(b, "[", 1);
+        json_array_foreach((json_t *)v, i, x)
+        {
+            if (i)
+                tg_buf_put(b, ",", 1);
+            tg_buf_json(b, x);
+        }
+        tg_buf_put(b, "]", 1);
+        return;
+    }
+    case JSON_STRING:
+        tg_buf_json_string(b, json_string_value(v), json_string_length(v));
+        return;
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        tg_buf_puts(b, num);
+        return;
+    case JSON_REAL: {
+        /* Rare on this path; let jansson format it so the two writers never disagree. */
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        tg_buf_puts(b, s);
+        free(s);
+        return;
+    }
+    case JSON_TRUE:
+        tg_buf_put(b, "true", 4);
+        return;
+    case JSON_FALSE:
+        tg_buf_put(b, "false", 5);
+        return;
+    case JSON_NULL:
+        tg_buf_put(b, "null", 4);
+        return;
+    }
+}
