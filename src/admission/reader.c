@@ -149,6 +149,11 @@ static const unsigned char plain_byte[256] = {
 #undef R8
 };
 
+/* 1 + position in "\"\\/bfnrt" of the byte after a backslash, 0 when it is no escape. */
+static const unsigned char escape_index[256] = {
+    ['"'] = 1, ['\\'] = 2, ['/'] = 3, ['b'] = 4, ['f'] = 5, ['n'] = 6, ['r'] = 7, ['t'] = 8,
+};
+
 /* Appends len bytes to the decoded string in scratch. */
 static int put(struct reader *r, size_t *n, const char *src, size_t len)
 {
@@ -185,7 +190,7 @@ static size_t read_u_escape(struct reader *r, char *tmp)
  * r->scratch (NUL-terminated) with its length in *out. Returns 0 or -1. */
 static int read_string(struct reader *r, size_t *out)
 {
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    static const char to[] = "\"\\/\b\f\n\r\t";
     const char *start = r->p++;
     size_t n = 0;
     for (;;) {
@@ -214,10 +219,10 @@ static int read_string(struct reader *r, size_t *out)
                 if (!(len = read_u_escape(r, tmp)))
                     return -1;
             } else {
-                const char *k = r->p[1] ? strchr(from, r->p[1]) : NULL;
+                int k = escape_index[(unsigned char)r->p[1]];
                 if (!k)
                     return fail(r, r->p, "invalid escape");
-                tmp[0] = to[k - from];
+                tmp[0] = to[k - 1];
                 len = 1;
                 r->p += 2;
             }
