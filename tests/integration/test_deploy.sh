@@ -278,6 +278,48 @@ check "values: mode audit by default" grep -q '^mode: audit$' "$CHART/values.yam
 check "values: failurePolicy Ignore by default" grep -qE '^  failurePolicy: Ignore$' "$CHART/values.yaml"
 check "values: 2 replicas by default" grep -q '^replicaCount: 2$' "$CHART/values.yaml"
 
+# values.schema.json: Helm validates merged values against it
+schema=$CHART/values.schema.json
+if command -v python3 >/dev/null 2>&1; then
+    check "values.schema.json is JSON" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$schema"
+fi
+if $have_pyyaml && python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 - "$schema" "$CHART/values.yaml" >"$tmp/schema.out" 2>&1 <<'PY'
+import copy, json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+values = yaml.safe_load(open(sys.argv[2]))
+v = jsonschema.Draft7Validator(schema)
+def say(ok, name):
+    print(("ok   " if ok else "FAIL ") + "schema: " + name)
+errs = list(v.iter_errors(values))
+say(not errs, "values.yaml validates" + ("" if not errs else ": " + errs[0].message))
+def bad(name, change):
+    d = copy.deepcopy(values)
+    change(d)
+    say(any(True for _ in v.iter_errors(d)), "rejects " + name)
+def setp(path, val):
+    def f(d):
+        for k in path[:-1]:
+            d = d[k]
+        d[path[-1]] = val
+    return f
+bad("an unknown top-level key (replicas)", setp(["replicas"], 3))
+bad("mode 'dry-run'", setp(["mode"], "dry-run"))
+bad("failurePolicy 'Sometimes'", setp(["webhook", "failurePolicy"], "Sometimes"))
+bad("timeoutSeconds 31", setp(["webhook", "timeoutSeconds"], 31))
+bad("certificates.source 'vault'", setp(["certificates", "source"], "vault"))
+bad("a DELETE operation", setp(["webhook", "podOperations"], ["DELETE"]))
+bad("a namespace mode 'strict'", setp(["policy", "namespaceModes"], {"a": "strict"}))
+bad("a rule action 'block'", setp(["policy", "rules"], {"efa.no-hugepages": "block"}))
+PY
+    cat "$tmp/schema.out"
+    pass=$((pass + $(grep -c '^ok ' "$tmp/schema.out")))
+    fail=$((fail + $(grep -c '^FAIL ' "$tmp/schema.out")))
+    grep -q '^Traceback' "$tmp/schema.out" && bad "schema checks crashed"
+else
+    echo "SKIP: values.schema.json validation (needs PyYAML and python3-jsonschema)"
+fi
+
 # every .Values path in the templates is a key path of values.yaml
 if $have_pyyaml; then
     python3 - "$CHART/values.yaml" >"$tmp/keys" <<'PY'
