@@ -30,6 +30,9 @@ int tg_metrics_op_index(const char *op);
 
 void tg_metrics_admission(enum tg_metric_endpoint ep, int kind_index, int op_index,
                           enum tg_metric_verdict v, double seconds);
+/* The action label of a finding: audit in audit mode; deny only when enforced (enforce mode and
+ * a deny action); warn otherwise (warn actions, and denies that warn mode downgrades). */
+enum tg_metric_action tg_metrics_action_for(enum tg_mode mode, enum tg_action action);
 /* rule_index is the position in the rule table; out of range is ignored. */
 void tg_metrics_finding(int rule_index, enum tg_metric_action a);
 void tg_metrics_patch(int kind_index);

@@ -133,6 +133,15 @@ void tg_metrics_admission(enum tg_metric_endpoint ep, int kind_index, int op_ind
     atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
 }
 
+enum tg_metric_action tg_metrics_action_for(enum tg_mode mode, enum tg_action action)
+{
+    if (mode == TG_MODE_AUDIT)
+        return TG_MACTION_AUDIT;
+    if (mode == TG_MODE_ENFORCE && action == TG_ACTION_DENY)
+        return TG_MACTION_DENY;
+    return TG_MACTION_WARN;
+}
+
 void tg_metrics_finding(int rule_index, enum tg_metric_action a)
 {
     if (!findings || !in_range(rule_index, nrule_defs) || !in_range((int)a, TG_MACTION_COUNT))

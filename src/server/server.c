@@ -173,15 +173,6 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
     return 0;
 }
 
-static enum tg_metric_action effective_action(enum tg_mode mode, enum tg_action a)
-{
-    if (mode == TG_MODE_AUDIT)
-        return TG_MACTION_AUDIT;
-    if (mode == TG_MODE_ENFORCE && a == TG_ACTION_DENY)
-        return TG_MACTION_DENY;
-    return TG_MACTION_WARN;
-}
-
 static void log_and_count(const struct tg_req *r, const struct tg_admission_out *o, bool patched)
 {
     bool mutate = r->route->handler == TG_HANDLER_MUTATE;
@@ -197,7 +188,7 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
 
     for (size_t i = 0; res && i < res->findings.n; i++) {
         const struct tg_finding *f = &res->findings.v[i];
-        tg_metrics_finding(f->rule_index, effective_action(res->mode, f->action));
+        tg_metrics_finding(f->rule_index, tg_metrics_action_for(res->mode, f->action));
         if (nrules < sizeof(rules) / sizeof(rules[0]))
             rules[nrules++] = f->rule;
     }

@@ -192,6 +192,17 @@ START_TEST(label_indexes_are_bounded)
 }
 END_TEST
 
+START_TEST(finding_actions_follow_the_mode)
+{
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_ENFORCE, TG_ACTION_DENY), TG_MACTION_DENY);
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_ENFORCE, TG_ACTION_WARN), TG_MACTION_WARN);
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_WARN, TG_ACTION_DENY), TG_MACTION_WARN);
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_WARN, TG_ACTION_WARN), TG_MACTION_WARN);
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_AUDIT, TG_ACTION_DENY), TG_MACTION_AUDIT);
+    ck_assert_int_eq(tg_metrics_action_for(TG_MODE_AUDIT, TG_ACTION_WARN), TG_MACTION_AUDIT);
+}
+END_TEST
+
 Suite *tg_test_metrics_suite(void);
 Suite *tg_test_metrics_suite(void)
 {
@@ -203,6 +214,7 @@ Suite *tg_test_metrics_suite(void)
     tcase_add_test(tc, findings_patches_reloads_errors_and_gauges);
     tcase_add_test(tc, every_sample_belongs_to_a_declared_family);
     tcase_add_test(tc, label_indexes_are_bounded);
+    tcase_add_test(tc, finding_actions_follow_the_mode);
     suite_add_tcase(s, tc);
     return s;
 }
