@@ -188,7 +188,12 @@ static void make_review(json_t *c, json_t *obj, json_t *old, struct tg_review *r
 
 static struct tg_policy *case_policy(json_t *c)
 {
-    struct tg_policy *p = tg_policy_new_default();
+    char err[1024];
+    const char *yaml = json_string_value(json_object_get(c, "policy"));
+    struct tg_policy *p = yaml ? tg_policy_load_yaml(yaml, strlen(yaml), "case", err, sizeof(err))
+                               : tg_policy_new_default();
+    if (!p && yaml)
+        ck_abort_msg("case policy: %s", err);
     const char *mode = json_string_value(json_object_get(c, "mode"));
     json_t *actions = json_object_get(c, "ruleActions");
     const char *id;
@@ -283,6 +288,14 @@ START_TEST(run_case)
     json_t *root = tg_test_load(refs[_i].file);
     json_t *c = json_array_get(json_object_get(root, "cases"), refs[_i].index);
     ck_assert_ptr_nonnull(c);
+    const char *bug = json_string_value(json_object_get(c, "knownBug"));
+    if (bug) {
+        /* Visible in every run until it is fixed; the case itself stays in the file. */
+        fprintf(stderr, "KNOWN BUG (not run): %s: %s\n",
+                json_string_value(json_object_get(c, "name")), bug);
+        json_decref(root);
+        return;
+    }
     run_one(root, c);
     json_decref(root);
 }
