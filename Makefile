@@ -11,6 +11,9 @@ PKGS := libmicrohttpd jansson yaml-0.1 openssl gnutls
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev libssl-dev \
             libgnutls28-dev check curl openssl
 DEB_EXTRA := wrk clang valgrind
+# The chart test renders templates with Go's text/template and sprig, as Helm does (no Helm here).
+DEB_CHART := python3-yaml python3-jsonschema golang-go golang-github-masterminds-sprig-dev \
+             golang-gopkg-yaml.v3-dev
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) check 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -42,7 +45,7 @@ all: $(BIN)
 
 # ---- dependencies -------------------------------------------------------------------------
 deps:
-	@missing=""; for p in $(DEB_PKGS) $(DEB_EXTRA); do \
+	@missing=""; for p in $(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -142,7 +145,7 @@ format-check:
 
 lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|atoi|gets)\s*\(' $$(find src include -name '*.[ch]') \
-	    || (echo "lint: banned function"; exit 1)
+	    | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' || (echo "lint: banned function"; exit 1)
 	@echo "lint: ok"
 
 clean:
