@@ -10,7 +10,7 @@ PKGS := libmicrohttpd jansson yaml-0.1 openssl gnutls
 # Debian packages every target here needs (make deps installs the missing ones).
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev libssl-dev \
             libgnutls28-dev check curl openssl
-DEB_EXTRA := wrk clang valgrind
+DEB_EXTRA := wrk clang valgrind jq prometheus
 # The chart test renders templates with Go's text/template and sprig, as Helm does (no Helm here).
 DEB_CHART := python3-yaml python3-jsonschema golang-go golang-github-masterminds-sprig-dev \
              golang-gopkg-yaml.v3-dev
