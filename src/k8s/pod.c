@@ -61,6 +61,8 @@ bool tg_template_requests_efa(const struct tg_template *t)
     return false;
 }
 
+#define COUNT_CAP ((long long)1 << 40)
+
 int tg_template_count(const struct tg_template *t, const char *name, long long *count)
 {
     long long sum = 0, init_max = 0, n;
@@ -74,10 +76,13 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
             bad = true;
             continue;
         }
+        /* Saturate: no node has 2^40 of anything, and the sum must not overflow. */
+        if (n > COUNT_CAP)
+            n = COUNT_CAP;
         if (t->containers[i].init)
             init_max = n > init_max ? n : init_max;
-        else if (n <= (long long)1 << 40 && sum <= (long long)1 << 40)
-            sum += n;
+        else
+            sum = sum + n > COUNT_CAP ? COUNT_CAP : sum + n;
     }
     if (!seen)
         return 0;
