@@ -548,6 +548,78 @@ START_TEST(emit_errors)
 }
 END_TEST
 
+/* Random values built from pieces that YAML 1.1 likes to retype survive emit + parse. */
+static unsigned rnd_state = 12345;
+
+static unsigned rnd(unsigned n)
+{
+    rnd_state = rnd_state * 1103515245u + 12345u;
+    return (rnd_state >> 16) % n;
+}
+
+static json_t *random_value(int depth)
+{
+    static const char *const words[] = {
+        "yes", "No", "on", "y", "~", "null", "", " ", "1", "-1.5", "0x1F", "0o7", "1e3", ".inf",
+        "<<", "a: b", "- x", "#c", "&a", "*a", "!t", "%d", "@x", "`x", "{x}", "[x]", "'q'",
+        "\"q\"", "\n", "\r\n", "\t", "tr ", " le", "2024-01-01", "8Gi", "---", "...", "a\u00e9",
+        "\xe4\xb8\xad", "x\\y", "1_000", "+1", ".5", "08", "true", "FALSE", "=", "?", "|", ">",
+    };
+    size_t nw = sizeof(words) / sizeof(words[0]);
+    unsigned kind = depth > 4 ? rnd(4) : rnd(7);
+    char buf[128];
+    json_t *v;
+
+    switch (kind) {
+    case 0:
+        return json_integer((json_int_t)rnd(100000) - 50000);
+    case 1:
+        return json_real((double)rnd(100000) / 64.0 + 1.0 / 128);   /* never integral */
+    case 2:
+        return rnd(3) == 0 ? json_null() : json_boolean(rnd(2));
+    case 3:
+        snprintf(buf, sizeof(buf), "%s%s%s", words[rnd((unsigned)nw)],
+                 rnd(2) ? words[rnd((unsigned)nw)] : "", rnd(3) ? "" : words[rnd((unsigned)nw)]);
+        return json_string(buf);
+    case 4:
+    case 5:
+        v = json_object();
+        for (unsigned i = rnd(4); i > 0; i--) {
+            snprintf(buf, sizeof(buf), "%s%u", words[rnd((unsigned)nw)], rnd(3));
+            json_object_set_new(v, buf, random_value(depth + 1));
+        }
+        return v;
+    default:
+        v = json_array();
+        for (unsigned i = rnd(4); i > 0; i--)
+            json_array_append_new(v, random_value(depth + 1));
+        return v;
+    }
+}
+
+START_TEST(emit_random_round_trip)
+{
+    for (int i = 0; i < 500; i++) {
+        json_t *v = json_object();
+        char *buf = NULL, err[256];
+        size_t len = 0;
+        FILE *f;
+        json_t *back;
+
+        json_object_set_new(v, "v", random_value(0));
+        f = open_memstream(&buf, &len);
+        ck_assert_int_eq(tg_yaml_emit(v, f), 0);
+        fclose(f);
+        back = tg_yaml_parse_one(buf, len, err, sizeof(err));
+        ck_assert_msg(back != NULL, "case %d: %s does not parse back: %s", i, buf, err);
+        ck_assert_msg(json_equal(v, back), "case %d reads back differently:\n%s", i, buf);
+        json_decref(back);
+        json_decref(v);
+        free(buf);
+    }
+}
+END_TEST
+
 /* Every document of the shared corpus survives emit + parse unchanged (skipped without it). */
 static void round_trip_file(const char *path)
 {
@@ -626,6 +698,7 @@ Suite *tg_test_yaml_json_suite(void)
     tcase_add_test(tc, read_empty_file);
     tcase_add_test(tc, emit_round_trip);
     tcase_add_test(tc, emit_errors);
+    tcase_add_test(tc, emit_random_round_trip);
     tcase_add_test(tc, corpus_round_trip);
     suite_add_tcase(s, tc);
     return s;
