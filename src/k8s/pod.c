@@ -290,6 +290,7 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
         if (!json_is_object(t)) {
             if (ev && !json_is_null(t))
                 tg_report(ev, "object.invalid-field", tp.field, "must be a node selector term");
+            open = true; /* unusable: do not claim that no node matches */
             continue;
         }
         if ((rc = term_pin(ev, t, &tp, keys, nkeys, &term)) < 0)

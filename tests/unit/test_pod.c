@@ -109,9 +109,10 @@ START_TEST(template_count_sums_and_takes_init_max)
     tg_workload_release(&wl);
     json_decref(obj);
 
-    decode_pod("{containers: [{name: a, resources: {limits: {vpc.amazonaws.com/efa: 1e18}}}, {name: "
-               "b, resources: {limits: {vpc.amazonaws.com/efa: 1e18}}}]}",
-               &wl, &obj);
+    decode_pod(
+        "{containers: [{name: a, resources: {limits: {vpc.amazonaws.com/efa: 1e18}}}, {name: "
+        "b, resources: {limits: {vpc.amazonaws.com/efa: 1e18}}}]}",
+        &wl, &obj);
     ck_assert_int_eq(tg_template_count(&wl.tpl[0], TG_RES_EFA, &n), 1);
     ck_assert_int_eq(n, (long long)1 << 40);
     tg_workload_release(&wl);
@@ -180,6 +181,7 @@ static const struct pin_case pins[] = {
      "{nodeSelectorTerms: [{matchExpressions: [{key: " IT ", operator: In, values: [a, b]}]}]}}}}",
      true, true, ""},
     {"{nodeSelector: [a], affinity: 3}", false, false, ""},
+    {TERMS("1, null"), false, false, ""},
     {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: a}]}"), true, true, ""},
 };
 

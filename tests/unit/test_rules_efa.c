@@ -18,7 +18,7 @@ struct policy_case {
 
 #define POLICY_HEAD "apiVersion: trainguard.dev/v1alpha1\nkind: Policy\n"
 #define POD(type, res)                                                                             \
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: "                       \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: "                        \
     "{node.kubernetes.io/instance-type: " type "}, containers: [{name: c, image: x, resources: "   \
     "{limits: {" res ", hugepages-2Mi: 1Gi}}}]}"
 #define EFA_FIELD "spec.containers[0].resources.limits[vpc.amazonaws.com/efa]"
@@ -37,8 +37,8 @@ static const struct policy_case cases[] = {
      "efa.exceeds-instance", EFA_FIELD},
     {"Should warn 2 EFA with all 4 GPUs on a type the policy adds with 4 EFA",
      POLICY_HEAD "instanceTypes:\n  p6e-gb200.36xlarge: {efa: 4, gpus: 4}\n",
-     POD("p6e-gb200.36xlarge", "vpc.amazonaws.com/efa: 2, nvidia.com/gpu: 4"),
-     "efa.below-instance", EFA_FIELD},
+     POD("p6e-gb200.36xlarge", "vpc.amazonaws.com/efa: 2, nvidia.com/gpu: 4"), "efa.below-instance",
+     EFA_FIELD},
     {"Should admit 8 EFA on that type under the default policy (unknown type: no finding)",
      POLICY_HEAD, POD("p6e-gb200.36xlarge", "vpc.amazonaws.com/efa: 8, nvidia.com/gpu: 4"), NULL,
      NULL},
