@@ -159,11 +159,14 @@ static int report_error(struct check_run *r, const struct where *w, const char *
     else
         r->skipped++;
     if (r->json) {
-        if (!(e = json_where(w)) || json_object_set_new(e, "error", json_string(clean)) ||
-            json_object_set_new(e, "skipped", json_boolean(!fatal)) ||
-            json_array_append_new(r->results, e))
+        if (!(e = json_where(w)))
             return -ENOMEM;
-        return 0;
+        if (json_object_set_new(e, "error", json_string(clean)) ||
+            json_object_set_new(e, "skipped", json_boolean(!fatal))) {
+            json_decref(e);
+            return -ENOMEM;
+        }
+        return json_array_append_new(r->results, e) ? -ENOMEM : 0;
     }
     fflush(stdout);   /* keep the order of findings and errors on a terminal or in a CI log */
     fprintf(stderr, "%s %s\n", label(w, lab, sizeof(lab)), clean);
@@ -211,12 +214,14 @@ static int report_text(struct check_run *r, const struct where *wh, json_t *obj,
                        const struct tg_result *res)
 {
     char lab[PATH_MAX_LABEL];
-    const char *kind = str_or(obj, "kind", "?");
-    const char *name = object_name(obj);
+    char kind[128], name[300];
     char line[TG_FIELD_MAX + TG_MSG_MAX + 64];
     size_t i;
     json_t *w;
 
+    /* Names come from the manifest: no control character may forge an output line. */
+    tg_text_sanitize(str_or(obj, "kind", "?"), kind, sizeof(kind), 63);
+    tg_text_sanitize(object_name(obj), name, sizeof(name), 253);
     for (size_t k = 0; k < res->findings.n; k++) {
         const struct tg_finding *f = &res->findings.v[k];
 
