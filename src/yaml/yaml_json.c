@@ -675,8 +675,12 @@ static int on_scalar(struct conv *c, const yaml_event_t *ev)
     else
         v = scalar_to_json(&sc, text, len);
     if (!v) {
-        if (sc.kind != SK_STR)
+        /* jansson refuses invalid UTF-8 and fails on OOM alike: tell them apart. */
+        json_t *probe = sc.kind == SK_STR ? json_string("") : NULL;
+
+        if (!probe)
             return -ENOMEM;
+        json_decref(probe);
         set_err(c, ev->start_mark, "string is not valid UTF-8");
         return -EINVAL;
     }

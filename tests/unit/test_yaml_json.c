@@ -548,6 +548,45 @@ START_TEST(emit_errors)
 }
 END_TEST
 
+/* Out of memory in jansson at every allocation in turn: no crash, no leak, and either a result
+ * or -ENOMEM / a failed document (jansson test_chaos.c does the same walk). */
+static int chaos_left;
+
+static void *chaos_malloc(size_t n)
+{
+    if (chaos_left-- <= 0)
+        return NULL;
+    return malloc(n);
+}
+
+START_TEST(out_of_memory_walk)
+{
+    const char *s = "a: &x {p: [1, 2.5, yes, ~, \"s\"]}\n"
+                    "b:\n  <<: *x\n  q: *x\n"
+                    "---\n"
+                    "{\"j\": [1.0, {\"k\": 2}]}\n"
+                    "---\n"
+                    "c: d: e\n";
+    int completed = 0;
+
+    for (int n = 0; n < 400 && !completed; n++) {
+        struct tg_yaml_docs d;
+        int rc;
+
+        chaos_left = n;
+        json_set_alloc_funcs(chaos_malloc, free);
+        rc = tg_yaml_parse_stream(s, strlen(s), &d);
+        json_set_alloc_funcs(malloc, free);
+        ck_assert(rc == 0 || rc == -ENOMEM);
+        if (rc == 0) {
+            completed = d.n == 3 && d.v[0].value && d.v[1].value && !d.v[2].value;
+            tg_yaml_docs_release(&d);
+        }
+    }
+    ck_assert_msg(completed, "never completed with enough memory");
+}
+END_TEST
+
 /* Random values built from pieces that YAML 1.1 likes to retype survive emit + parse. */
 static unsigned rnd_state = 12345;
 
@@ -698,6 +737,7 @@ Suite *tg_test_yaml_json_suite(void)
     tcase_add_test(tc, read_empty_file);
     tcase_add_test(tc, emit_round_trip);
     tcase_add_test(tc, emit_errors);
+    tcase_add_test(tc, out_of_memory_walk);
     tcase_add_test(tc, emit_random_round_trip);
     tcase_add_test(tc, corpus_round_trip);
     suite_add_tcase(s, tc);
