@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# test_hostile.sh -- hostile clients against `trainguard serve` while well-behaved ones keep being
+# served: slow headers (slowloris), half-open connections, a connection flood past
+# --max-connections, a Content-Length larger than the body, a body over 7 MiB sent slowly, TLS 1.0
+# and 1.1 only clients, plain HTTP and garbage on the TLS port. Asserts that the server lives, that
+# the good clients had no failure (200 with their uid, every time) and that RSS stayed small.
+# Needs bash, curl and openssl; 127.0.0.1 only; about 30 s; kills everything it starts.
+# HOSTILE_STRICT=1 also fails on the known limitation marked TODO below.
+set -u
+set -m # every background job in its own process group, so cleanup can end a whole pipeline
+TG_BIN=${TG_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/trainguard}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tg-hostile.XXXXXX")
+MAXCONN=32   # --max-connections: small, so that a flood passes it quickly
+CTIMEOUT=3   # --connection-timeout (idle seconds)
+SPID=""
+JOBS_PG=()
+PASS=0
+FAIL=0
+T_START=$SECONDS
+
+cleanup() {
+    for p in "${JOBS_PG[@]}"; do kill -- "-$p" 2>/dev/null; done
+    [ -n "$SPID" ] && kill -9 "$SPID" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap '' PIPE
+
+ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
+not_ok() {
+    FAIL=$((FAIL + 1))
+    echo "not ok - $1"
+    [ $# -gt 1 ] && echo "    $2" | head -c 800 && echo
+}
+expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+# expect_le DESC ACTUAL MAX (integers)
+expect_le() {
+    if [ "$2" -le "$3" ] 2>/dev/null; then ok "$1 ($2 <= $3)"; else not_ok "$1" "got $2, want <= $3"; fi
+}
+bg() { "$@" & JOBS_PG+=("$!"); } # runs a command in the background in its own process group
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+alive() { [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null; }
+rss_kib() { awk -v k="$1" '$1 == k":" { print $2 }' "/proc/$SPID/status" 2>/dev/null; }
+sockets() { # sockets the server holds (listeners and connections)
+    local n=0 f
+    for f in /proc/"$SPID"/fd/*; do [[ "$(readlink "$f" 2>/dev/null)" == socket:* ]] && n=$((n + 1)); done
+    echo "$n"
+}
+inflight() {
+    curl -sS --max-time 3 "http://127.0.0.1:$PPORT/metrics" 2>/dev/null |
+        awk '$1 == "trainguard_inflight_requests" { print $2 }'
+}
+
+# ---- server -----------------------------------------------------------------------------------
+"$TG_BIN" certs --out-dir "$WORK/certs" --service trainguard --namespace test --dns localhost \
+    --ip 127.0.0.1 >/dev/null 2>"$WORK/certs.err" ||
+    { echo "cannot make certificates: $(cat "$WORK/certs.err")"; echo "0 passed, 1 failed"; exit 1; }
+CA=$WORK/certs/ca.crt
+"$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
+    --tls-cert-file "$WORK/certs/tls.crt" --tls-private-key-file "$WORK/certs/tls.key" \
+    --threads 2 --max-connections $MAXCONN --connection-timeout $CTIMEOUT --shutdown-delay 0 \
+    --drain-timeout 2 2>"$WORK/server.log" &
+SPID=$!
+for _ in $(seq 1 100); do
+    grep -qs 'probes listening' "$WORK/server.log" && break
+    alive || break
+    sleep 0.1
+done
+WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/server.log" | awk '{print $NF}')
+PPORT=$(grep -o 'probes listening on [^ ]* port [0-9]*' "$WORK/server.log" | awk '{print $NF}')
+if [ -z "$WPORT" ] || [ -z "$PPORT" ]; then
+    echo "not ok - server starts: $(head -c 600 "$WORK/server.log")"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+ok "server starts (--max-connections $MAXCONN --connection-timeout $CTIMEOUT --threads 2)"
+URL=https://127.0.0.1:$WPORT/validate
+# ASan and UBSan builds (make check-asan) have a much larger footprint: a looser RSS bound there.
+RSS_MAX_MIB=64
+if grep -qa '__asan_init' "$TG_BIN" 2>/dev/null || { command -v ldd >/dev/null &&
+    ldd "$TG_BIN" 2>/dev/null | grep -q libasan; }; then
+    RSS_MAX_MIB=1024
+fi
+
+review() { # uid -> a small valid AdmissionReview for a Pod
+    printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",' "$1"
+    printf '"kind":{"group":"","version":"v1","kind":"Pod"},'
+    printf '"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"ml",'
+    printf '"name":"p1","operation":"CREATE","userInfo":{"username":"alice"},'
+    printf '"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},'
+    printf '"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}'
+}
+review good-keepalive > "$WORK/ka.json"
+review good-fresh > "$WORK/fresh.json"
+
+# ---- well-behaved clients ------------------------------------------------------------------------
+# Each answer is recorded as "<code> <uid-ok> <ms> <connects>"; bounded in count and in time.
+STOP=$WORK/stop
+RATE_OK=0
+curl --help all 2>/dev/null | grep -q -- '--rate' && RATE_OK=1
+# The keep-alive client: one curl per batch of 20 POSTs over one connection (--rate spaces them).
+good_keepalive() {
+    local urls=() b
+    for _ in $(seq 1 20); do urls+=("$URL"); done
+    for b in $(seq 1 60); do
+        [ -e "$STOP" ] && break
+        [ $((SECONDS - T_START)) -gt 50 ] && break
+        curl -sS --cacert "$CA" --max-time 10 $([ $RATE_OK = 1 ] && echo "--rate 10/s") \
+            -H 'Content-Type: application/json' --data-binary @"$WORK/ka.json" \
+            -w '\n%{http_code} %{time_total} %{num_connects}\n' "${urls[@]}" 2>>"$WORK/ka.err" |
+            awk '/^[0-9][0-9][0-9] / { ok = (prev ~ /"uid":"good-keepalive","allowed":true/);
+                     printf "%s %d %d %s\n", $1, ok, $2 * 1000, $3; prev = ""; next }
+                 { prev = $0 }' >> "$WORK/ka.log"
+        [ $RATE_OK = 1 ] || sleep 0.5
+    done
+}
+# The fresh-connection client: a new TLS connection for every POST, every 0.2 s.
+good_fresh() {
+    local out
+    for _ in $(seq 1 250); do
+        [ -e "$STOP" ] && break
+        [ $((SECONDS - T_START)) -gt 50 ] && break
+        out=$(curl -sS --cacert "$CA" --max-time 10 -H 'Content-Type: application/json' \
+            --data-binary @"$WORK/fresh.json" -w '\n%{http_code} %{time_total} %{num_connects}\n' \
+            "$URL" 2>>"$WORK/fresh.err")
+        echo "$out" | awk '/^[0-9][0-9][0-9] / { ok = (prev ~ /"uid":"good-fresh","allowed":true/);
+                     printf "%s %d %d %s\n", $1, ok, $2 * 1000, $3;
+                     prev = ""; next } { prev = $0 }' >> "$WORK/fresh.log"
+        sleep 0.2
+    done
+}
+: > "$WORK/ka.log"
+: > "$WORK/fresh.log"
+bg good_keepalive
+KA=$!
+bg good_fresh
+FRESH=$!
+sleep 1
+
+# ---- hostile clients, phase 1: slow headers, half-open, stalled uploads (all under the limit) ----
+# Slowloris: TLS connections that send a header line every second and never end the headers.
+slowloris() { # seconds
+    {
+        printf 'POST /validate HTTP/1.1\r\nHost: localhost\r\n'
+        for i in $(seq 1 "$1"); do sleep 1; printf 'X-Slow-%d: %d\r\n' "$i" "$i"; done
+    } | timeout $(($1 + 3)) openssl s_client -quiet -connect "127.0.0.1:$WPORT" -CAfile "$CA" \
+        >/dev/null 2>&1
+}
+# A Content-Length of 5000 with 14 bytes sent, then silence.
+short_body() { # seconds
+    {
+        printf 'POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n'
+        printf 'Content-Length: 5000\r\n\r\n{"apiVersion":'
+        sleep "$1"
+    } | timeout $(($1 + 3)) openssl s_client -quiet -connect "127.0.0.1:$WPORT" -CAfile "$CA" \
+        >/dev/null 2>&1
+}
+base_sockets=$(sockets)
+base_inflight=$(inflight)
+for _ in $(seq 1 6); do bg slowloris 7; done
+for _ in $(seq 1 3); do bg short_body 9; done
+HALF=()
+for _ in $(seq 1 12); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$WPORT" && HALF+=("$fd")
+done
+expect "12 half-open TCP connections are accepted" "${#HALF[@]}" "12"
+sleep 1.5
+n=$(inflight)
+if [ "${n:-0}" -ge 3 ]; then ok "stalled uploads are in flight ($n)"; else
+    not_ok "stalled uploads are in flight" "trainguard_inflight_requests=$n"; fi
+held=$(($(sockets) - base_sockets))
+if [ "$held" -ge 18 ]; then ok "the server holds the slow and half-open connections ($held)"; else
+    not_ok "the server holds the slow and half-open connections" "only $held more sockets"; fi
+sleep $((CTIMEOUT + 1))
+# Half-open connections are idle: cut by --connection-timeout (EOF on our side).
+cut=0
+for fd in "${HALF[@]}"; do
+    read -r -t 1 -u "$fd" _ 2>/dev/null
+    [ $? -le 1 ] && cut=$((cut + 1))   # 1 = EOF (0 would be data); > 128 = still open
+    exec {fd}>&-
+done
+expect "half-open connections are closed by --connection-timeout" "$cut" "12"
+n=$(inflight)
+expect_le "stalled uploads (Content-Length larger than the body) are cut by the timeout" \
+    "${n:-99}" "$((base_inflight + 2))"
+# The slowloris clients send a byte every second: never idle, so the idle timeout keeps them.
+# They are bounded by their own timeout here; the good clients ran beside them all along.
+
+# ---- phase 2: oversize bodies, old TLS, plain HTTP, garbage --------------------------------------
+head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$WORK/big.json"
+t0=$(now_ms)
+res=$(curl -sS --cacert "$CA" --max-time 20 --limit-rate 100k -H 'Content-Type: application/json' \
+    --data-binary @"$WORK/big.json" -o "$WORK/big.body" -w '%{http_code} %{size_upload}' "$URL" \
+    2>/dev/null)
+dt=$(($(now_ms) - t0))
+expect "8 MiB body declared by Content-Length, sent at 100 kB/s: 413" "${res%% *}" "413"
+expect_le "... answered at once, in ms" "$dt" 2000
+expect_le "... before 1 MiB of it was sent (bytes uploaded)" "${res##* }" $((1024 * 1024))
+grep -q '"code":413' "$WORK/big.body" && ok "... with a JSON Status body" ||
+    not_ok "... with a JSON Status body" "$(head -c 300 "$WORK/big.body")"
+hwm_before=$(rss_kib VmHWM)
+res=$(curl -sS --cacert "$CA" --max-time 20 --limit-rate 4M -H 'Content-Type: application/json' \
+    -H 'Transfer-Encoding: chunked' --data-binary @"$WORK/big.json" -o /dev/null \
+    -w '%{http_code}' "$URL" 2>/dev/null)
+case "$res" in
+    413 | 000) ok "8 MiB chunked body at 4 MB/s: 413 or cut ($res)" ;;
+    *) not_ok "8 MiB chunked body at 4 MB/s: 413 or cut" "got $res" ;;
+esac
+grow=$((($(rss_kib VmHWM) - hwm_before) / 1024))
+expect_le "... the server buffers at most about the 7 MiB limit (peak RSS growth, MiB)" "$grow" 24
+
+sc() { timeout 5 openssl s_client -connect "127.0.0.1:$WPORT" -servername localhost \
+    -CAfile "$CA" "$@" </dev/null 2>&1; }
+# The client is made willing (security level 0); the server must still refuse.
+for v in tls1 tls1_1; do
+    sc "-$v" -cipher 'DEFAULT@SECLEVEL=0' > "$WORK/$v.out"
+    if grep -qE 'Cipher is \(NONE\)|handshake failure|no protocols available|alert' "$WORK/$v.out" &&
+        ! grep -qE 'New, TLSv1(\.1)?,' "$WORK/$v.out"; then
+        ok "a client offering only -$v gets no handshake"
+    else
+        not_ok "a client offering only -$v gets no handshake" "$(tail -5 "$WORK/$v.out")"
+    fi
+done
+expect "curl --tls-max 1.1 fails" "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 \
+    --tls-max 1.1 --cacert "$CA" "$URL" 2>/dev/null)" "000"
+code=$(curl -sS -o "$WORK/plain.body" -w '%{http_code}' --max-time 5 \
+    -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" \
+    "http://127.0.0.1:$WPORT/validate" 2>/dev/null)
+case "$code" in
+    000 | 400) ok "plain HTTP on the TLS port: closed or 400 ($code)" ;;
+    *) not_ok "plain HTTP on the TLS port: closed or 400" "got $code" ;;
+esac
+garbage_ok=0
+for i in $(seq 1 10); do
+    if exec {g}<>"/dev/tcp/127.0.0.1/$WPORT"; then
+        case $((i % 3)) in
+            0) head -c 4096 /dev/urandom >&$g 2>/dev/null ;;
+            1) printf '\x16\x03\x01\x40\x00\x01\x00\x3f\xfc' >&$g 2>/dev/null ;; # huge record, cut
+            2) printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >&$g 2>/dev/null ;;
+        esac
+        # The server answers with a TLS alert or closes; either way the socket ends.
+        timeout 5 cat <&$g >/dev/null 2>&1 && garbage_ok=$((garbage_ok + 1))
+        exec {g}>&-
+    fi
+done
+expect "garbage and plain HTTP on the TLS port: the server closes all 10 connections" \
+    "$garbage_ok" "10"
+alive && ok "the server is alive after phase 2" || not_ok "the server is alive after phase 2"
+
+# ---- phase 3: a connection flood up to and past the limit ---------------------------------------
+FLOOD=()
+for _ in $(seq 1 $((MAXCONN + 16))); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$WPORT" 2>/dev/null && FLOOD+=("$fd")
+done
+churn=0
+for _ in $(seq 1 200); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$WPORT" 2>/dev/null && { exec {fd}>&-; churn=$((churn + 1)); }
+done
+if [ "${#FLOOD[@]}" -gt "$MAXCONN" ]; then
+    ok "flood: ${#FLOOD[@]} connections held open (limit $MAXCONN), $churn opened and closed"
+else
+    not_ok "flood: more connections than the limit" "only ${#FLOOD[@]}"
+fi
+sleep 1.5
+alive && ok "the server is alive under the flood" || not_ok "the server is alive under the flood"
+for fd in "${FLOOD[@]}"; do exec {fd}>&-; done
+t0=$(now_ms)
+code=$(curl -sS --cacert "$CA" --max-time $((CTIMEOUT + 5)) -o /dev/null -w '%{http_code}' \
+    -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" "$URL" 2>/dev/null)
+expect "a new client is served once the flood has gone" "$code" "200"
+expect_le "... within the connection timeout (ms)" "$(($(now_ms) - t0))" $(((CTIMEOUT + 1) * 1000))
+
+# ---- the good clients' record --------------------------------------------------------------------
+sleep 1
+touch "$STOP"
+for _ in $(seq 1 150); do kill -0 "$KA" 2>/dev/null || kill -0 "$FRESH" 2>/dev/null || break; sleep 0.1; done
+kill -- "-$KA" "-$FRESH" 2>/dev/null # only if they overran the 15 s above
+wait "$KA" "$FRESH" 2>/dev/null
+report() { # name log
+    local total bad slow max
+    total=$(wc -l < "$2")
+    bad=$(awk '$1 != 200 || $2 != 1' "$2" | wc -l)
+    max=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$2")
+    if [ "$total" -ge 10 ] && [ "$bad" -eq 0 ]; then
+        ok "$1 client: $total requests, all 200 with its uid (slowest ${max} ms)"
+    else
+        not_ok "$1 client: every request 200 with its uid" \
+            "$bad of $total failed: $(awk '$1 != 200 || $2 != 1' "$2" | head -5 | tr '\n' ';') $(head -c 300 "$WORK/$3.err" 2>/dev/null)"
+    fi
+}
+report "the keep-alive" "$WORK/ka.log" ka
+report "the fresh-connection" "$WORK/fresh.log" fresh
+reconnects=$(awk '$4 > 0' "$WORK/ka.log" | wc -l)
+batches=$(awk 'BEGIN { n = 0 } { n++ } END { print int((n + 19) / 20) }' "$WORK/ka.log")
+expect_le "the keep-alive client reused its connections (connects)" "$reconnects" "$((batches + 1))"
+
+# ---- known limitation (TODO): slow headers at the connection limit --------------------------------
+# --connection-timeout is an idle timeout: a client that sends a header byte every second is never
+# idle, and libmicrohttpd has no deadline for the whole request header. Enough of them to fill
+# --max-connections lock every other client out for as long as they keep dribbling.
+for _ in $(seq 1 $((MAXCONN + 2))); do bg slowloris 9; done
+sleep $((CTIMEOUT + 2))
+code=$(curl -sS --cacert "$CA" --max-time 2 -o /dev/null -w '%{http_code}' \
+    -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" "$URL" 2>/dev/null)
+if [ "$code" = 200 ]; then
+    ok "a new client is served while $((MAXCONN + 2)) slowloris clients dribble headers"
+elif [ "${HOSTILE_STRICT:-0}" = 1 ]; then
+    not_ok "a new client is served while $((MAXCONN + 2)) slowloris clients dribble headers" "got $code"
+else
+    echo "not ok - a new client is served while $((MAXCONN + 2)) slowloris clients dribble headers" \
+        "# TODO known limitation: got $code (no header deadline; HOSTILE_STRICT=1 to fail)"
+fi
+for p in "${JOBS_PG[@]}"; do kill -- "-$p" 2>/dev/null; done
+for p in "${JOBS_PG[@]}"; do wait "$p" 2>/dev/null; done
+JOBS_PG=()
+
+# ---- the server at the end --------------------------------------------------------------------------
+expect "/healthz is 200 at the end" "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 \
+    "http://127.0.0.1:$PPORT/healthz")" "200"
+t0=$(now_ms)
+for _ in $(seq 1 50); do
+    code=$(curl -sS --cacert "$CA" --max-time 2 -o /dev/null -w '%{http_code}' \
+        -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" "$URL" 2>/dev/null)
+    [ "$code" = 200 ] && break
+    sleep 0.2
+done
+expect "/validate is 200 again once the hostile clients are gone" "$code" "200"
+rss=$(rss_kib VmRSS)
+hwm=$(rss_kib VmHWM)
+expect_le "RSS at the end (MiB)" "$((${rss:-999999} / 1024))" "$RSS_MAX_MIB"
+expect_le "peak RSS (MiB)" "$((${hwm:-999999} / 1024))" "$RSS_MAX_MIB"
+if grep -qiE 'AddressSanitizer|runtime error|Segmentation|Aborted' "$WORK/server.log"; then
+    not_ok "no sanitizer report or crash in the server log" "$(grep -iE 'Sanitizer|runtime error' \
+        "$WORK/server.log" | head -3)"
+else
+    ok "no sanitizer report or crash in the server log"
+fi
+kill -TERM "$SPID"
+for _ in $(seq 1 50); do alive || break; sleep 0.1; done
+if alive; then
+    not_ok "the server stops within 5 s of SIGTERM"
+    kill -9 "$SPID"
+fi
+wait "$SPID"
+expect "the server stops with exit 0 on SIGTERM" "$?" "0"
+SPID=""
+echo "($((SECONDS - T_START)) s)"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
