@@ -573,6 +573,26 @@ static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *
     return 0;
 }
 
+/* A Pod that mpi-operator created for an MPIJob launcher: the operator puts K_MPI_JOB_ROLE=launcher
+ * in its containers (kubeflow/mpi-operator: pkg/controller/mpi_job_controller.go, launcherEnvVars)
+ * and labels it training.kubeflow.org/job-role=launcher. Its FI_* env is for the ranks on the
+ * workers (trainguard's own mutation puts it there too), and the MPIJob was judged on admission. */
+static bool is_mpi_launcher_pod(const struct tg_workload *wl, const struct tg_template *t)
+{
+    const char *role = json_string_value(
+        json_object_get(json_object_get(t->meta, "labels"), "training.kubeflow.org/job-role"));
+    if (wl->kind != TG_KIND_POD)
+        return false;
+    if (role && !strcmp(role, "launcher"))
+        return true;
+    for (size_t k = 0; k < t->ncontainers; k++) {
+        const char *v = tg_env_value(t->containers[k].c, "K_MPI_JOB_ROLE", NULL);
+        if (v && !strcmp(v, "launcher"))
+            return true;
+    }
+    return false;
+}
+
 /* MPIJob: ranks run on the Worker, and on the Launcher when runLauncherAsWorker or when there is
  * no Worker (SPEC section 9). Volcano Job: a task whose container runs mpirun is a launcher; its
  * ranks run in the other tasks. Other kinds: every template runs its own processes. */
@@ -595,6 +615,8 @@ static int check_env_without_device(struct tg_eval *ev)
         struct tg_template *t = &wl->tpl[i];
         if (wl->kind == TG_KIND_MPIJOB)
             launcher[i] = t->role == TG_ROLE_LAUNCHER;
+        else if (is_mpi_launcher_pod(wl, t))
+            continue;
         else if (wl->kind == TG_KIND_VCJOB && (rc = runs_launcher(ev, t, &launcher[i])) < 0)
             goto out;
         bool rank = !launcher[i] || (wl->kind == TG_KIND_MPIJOB &&
