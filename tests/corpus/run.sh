@@ -9,6 +9,7 @@
 # test is skipped. The summary is built from `check --output json`, whose layout (JSON_INDENT(2),
 # fixed key order) is produced by our own binary, so plain sed is enough to read it.
 set -u
+export LC_ALL=C   # file order and sorted counts must not depend on the locale
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 corpus="$root/../shared/corpus"
