@@ -17,6 +17,7 @@ JOBS_PG=()
 PASS=0
 FAIL=0
 T_START=$SECONDS
+T0_MS=$(($(date +%s%N) / 1000000))
 
 cleanup() {
     for p in "${JOBS_PG[@]}"; do kill -- "-$p" 2>/dev/null; done
@@ -27,6 +28,7 @@ trap cleanup EXIT
 trap '' PIPE
 
 ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
+phase() { echo "$(($(now_ms) - T0_MS)) $1" >> "$WORK/phases"; } # for the slowest-request report
 not_ok() {
     FAIL=$((FAIL + 1))
     echo "not ok - $1"
@@ -109,7 +111,7 @@ good_keepalive() {
             -H 'Content-Type: application/json' --data-binary @"$WORK/ka.json" \
             -w '\n%{http_code} %{time_total} %{num_connects}\n' "${urls[@]}" 2>>"$WORK/ka.err" |
             awk '/^[0-9][0-9][0-9] / { ok = (prev ~ /"uid":"good-keepalive","allowed":true/);
-                     printf "%s %d %d %s\n", $1, ok, $2 * 1000, $3; prev = ""; next }
+                     printf "%s %d %d %s %s\n", $1, ok, $2 * 1000, $3, t; prev = ""; next }
                  { prev = $0 }' >> "$WORK/ka.log"
         [ $RATE_OK = 1 ] || sleep 0.5
     done
@@ -120,17 +122,19 @@ good_fresh() {
     for _ in $(seq 1 250); do
         [ -e "$STOP" ] && break
         [ $((SECONDS - T_START)) -gt 50 ] && break
+        t=$(($(now_ms) - T0_MS))
         out=$(curl -sS --cacert "$CA" --max-time 10 -H 'Content-Type: application/json' \
             --data-binary @"$WORK/fresh.json" -w '\n%{http_code} %{time_total} %{num_connects}\n' \
             "$URL" 2>>"$WORK/fresh.err")
-        echo "$out" | awk '/^[0-9][0-9][0-9] / { ok = (prev ~ /"uid":"good-fresh","allowed":true/);
-                     printf "%s %d %d %s\n", $1, ok, $2 * 1000, $3;
+        echo "$out" | awk -v t="$t" '/^[0-9][0-9][0-9] / { ok = (prev ~ /"uid":"good-fresh","allowed":true/);
+                     printf "%s %d %d %s %s\n", $1, ok, $2 * 1000, $3, t;
                      prev = ""; next } { prev = $0 }' >> "$WORK/fresh.log"
         sleep 0.2
     done
 }
 : > "$WORK/ka.log"
 : > "$WORK/fresh.log"
+: > "$WORK/phases"
 bg good_keepalive
 KA=$!
 bg good_fresh
@@ -157,6 +161,7 @@ short_body() { # seconds
 }
 base_sockets=$(sockets)
 base_inflight=$(inflight)
+phase "slowloris, half-open, stalled uploads"
 for _ in $(seq 1 6); do bg slowloris 7; done
 for _ in $(seq 1 3); do bg short_body 9; done
 HALF=()
@@ -187,6 +192,7 @@ expect_le "stalled uploads (Content-Length larger than the body) are cut by the 
 # They are bounded by their own timeout here; the good clients ran beside them all along.
 
 # ---- phase 2: oversize bodies, old TLS, plain HTTP, garbage --------------------------------------
+phase "oversize bodies"
 head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$WORK/big.json"
 t0=$(now_ms)
 res=$(curl -sS --cacert "$CA" --max-time 20 --limit-rate 100k -H 'Content-Type: application/json' \
@@ -209,6 +215,7 @@ esac
 grow=$((($(rss_kib VmHWM) - hwm_before) / 1024))
 expect_le "... the server buffers at most about the 7 MiB limit (peak RSS growth, MiB)" "$grow" 24
 
+phase "old TLS, plain HTTP, garbage"
 sc() { timeout 5 openssl s_client -connect "127.0.0.1:$WPORT" -servername localhost \
     -CAfile "$CA" "$@" </dev/null 2>&1; }
 # The client is made willing (security level 0); the server must still refuse.
@@ -248,6 +255,7 @@ expect "garbage and plain HTTP on the TLS port: the server closes all 10 connect
 alive && ok "the server is alive after phase 2" || not_ok "the server is alive after phase 2"
 
 # ---- phase 3: a connection flood up to and past the limit ---------------------------------------
+phase "flood"
 FLOOD=()
 for _ in $(seq 1 $((MAXCONN + 16))); do
     exec {fd}<>"/dev/tcp/127.0.0.1/$WPORT" 2>/dev/null && FLOOD+=("$fd")
@@ -264,6 +272,7 @@ fi
 sleep 1.5
 alive && ok "the server is alive under the flood" || not_ok "the server is alive under the flood"
 for fd in "${FLOOD[@]}"; do exec {fd}>&-; done
+phase "after the flood"
 t0=$(now_ms)
 code=$(curl -sS --cacert "$CA" --max-time $((CTIMEOUT + 5)) -o /dev/null -w '%{http_code}' \
     -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" "$URL" 2>/dev/null)
@@ -276,13 +285,20 @@ touch "$STOP"
 for _ in $(seq 1 150); do kill -0 "$KA" 2>/dev/null || kill -0 "$FRESH" 2>/dev/null || break; sleep 0.1; done
 kill -- "-$KA" "-$FRESH" 2>/dev/null # only if they overran the 15 s above
 wait "$KA" "$FRESH" 2>/dev/null
+slowest_at() { # log -> ", at T ms, during PHASE" for the fresh client's slowest request
+    local at
+    at=$(awk 'NF >= 5 && $3 >= m { m = $3; t = $5 } END { print t }' "$1")
+    [ -n "$at" ] || return 0
+    awk -v t="$at" '$1 <= t { p = $0 } END { sub(/^[0-9]+ /, "", p);
+        printf ", at %d ms, during %s", t, p == "" ? "the warm-up" : p }' "$WORK/phases"
+}
 report() { # name log
     local total bad slow max
     total=$(wc -l < "$2")
     bad=$(awk '$1 != 200 || $2 != 1' "$2" | wc -l)
     max=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$2")
     if [ "$total" -ge 10 ] && [ "$bad" -eq 0 ]; then
-        ok "$1 client: $total requests, all 200 with its uid (slowest ${max} ms)"
+        ok "$1 client: $total requests, all 200 with its uid (slowest ${max} ms$(slowest_at "$2"))"
     else
         not_ok "$1 client: every request 200 with its uid" \
             "$bad of $total failed: $(awk '$1 != 200 || $2 != 1' "$2" | head -5 | tr '\n' ';') $(head -c 300 "$WORK/$3.err" 2>/dev/null)"
@@ -299,7 +315,7 @@ expect_le "the keep-alive client reused its connections (connects)" "$reconnects
 # idle, and libmicrohttpd has no deadline for the whole request header. Enough of them to fill
 # --max-connections lock every other client out for as long as they keep dribbling.
 for _ in $(seq 1 $((MAXCONN + 2))); do bg slowloris 9; done
-sleep $((CTIMEOUT + 2))
+sleep $((CTIMEOUT + 1))
 code=$(curl -sS --cacert "$CA" --max-time 2 -o /dev/null -w '%{http_code}' \
     -H 'Content-Type: application/json' --data-binary @"$WORK/fresh.json" "$URL" 2>/dev/null)
 if [ "$code" = 200 ]; then
