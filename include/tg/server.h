@@ -28,6 +28,7 @@ struct tg_server_config {
     unsigned int drain_timeout;     /* seconds to wait for in-flight requests after that */
     unsigned int max_connections;
     unsigned int connection_timeout;   /* idle seconds before MHD closes a connection */
+    unsigned int header_timeout;       /* seconds from a request line to complete headers */
     unsigned int reload_interval;      /* seconds between certificate file checks */
     size_t max_body;
 };

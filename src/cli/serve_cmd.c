@@ -24,6 +24,7 @@ enum {
     OPT_LOG_LEVEL,
     OPT_MAX_CONNECTIONS,
     OPT_CONNECTION_TIMEOUT,
+    OPT_HEADER_TIMEOUT,
     OPT_RELOAD_INTERVAL,
     OPT_HELP,
 };
@@ -42,6 +43,7 @@ static const struct option options[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
     {"reload-interval", required_argument, NULL, OPT_RELOAD_INTERVAL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -69,7 +71,10 @@ static void usage(FILE *out, const struct tg_server_config *d)
             "  --drain-timeout SECONDS      then wait at most this long for in-flight requests\n"
             "                               (default %u)\n"
             "  --max-connections N          concurrent connections (default %u)\n"
-            "  --connection-timeout SECONDS close a connection idle this long (default %u)\n"
+            "  --connection-timeout SECONDS close a connection idle this long, or that takes this\n"
+            "                               long to send a request line (default %u)\n"
+            "  --header-timeout SECONDS     close a connection whose request headers take longer\n"
+            "                               than this after its request line (default %u)\n"
             "  --reload-interval SECONDS    how often the certificate files are checked\n"
             "                               (default %u)\n"
             "  --log-level debug|info|warn|error   (default info)\n"
@@ -79,7 +84,7 @@ static void usage(FILE *out, const struct tg_server_config *d)
             "policy. Exit 1 when it cannot start (the log line names the file and the problem),\n"
             "2 on bad usage.\n",
             d->listen, d->probe_listen, d->threads, d->shutdown_delay, d->drain_timeout,
-            d->max_connections, d->connection_timeout, d->reload_interval);
+            d->max_connections, d->connection_timeout, d->header_timeout, d->reload_interval);
 }
 
 /* Parses a whole unsigned number in [min, max]; 0 or -EINVAL. */
@@ -151,6 +156,9 @@ int tg_cmd_serve(int argc, char **argv)
             break;
         case OPT_CONNECTION_TIMEOUT:
             rc = parse_uint("connection-timeout", optarg, 1, 3600, &cfg.connection_timeout);
+            break;
+        case OPT_HEADER_TIMEOUT:
+            rc = parse_uint("header-timeout", optarg, 1, 3600, &cfg.header_timeout);
             break;
         case OPT_RELOAD_INTERVAL:
             rc = parse_uint("reload-interval", optarg, 1, 3600, &cfg.reload_interval);

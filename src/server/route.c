@@ -229,6 +229,7 @@ void tg_server_config_defaults(struct tg_server_config *c)
     /* The API server waits at most 30 s for a webhook (timeoutSeconds 1..30): an idle or
      * dribbling connection past that serves nobody. */
     c->connection_timeout = 30;
+    c->header_timeout = 10;
     c->reload_interval = 5;
     c->max_body = TG_BODY_MAX;
 }

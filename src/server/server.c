@@ -14,6 +14,7 @@
 
 #include "tg/admission.h"
 #include "tg/cli.h"
+#include "tg/conntrack.h"
 #include "tg/log.h"
 #include "tg/metrics.h"
 #include "tg/pipeline.h"
@@ -276,6 +277,7 @@ static enum MHD_Result webhook_access(void *cls, struct MHD_Connection *c, const
         clock_gettime(CLOCK_MONOTONIC, &r->t0);
         tg_body_init(&r->body, srv.cfg->max_body);
         *req_cls = r;
+        tg_conntrack_in_request(c);
         tg_metrics_inflight_add(1);
         r->status = check_headers(r, c, url, method, allow, sizeof(allow));
         if (r->status) {
@@ -321,8 +323,8 @@ static void webhook_completed(void *cls, struct MHD_Connection *c, void **req_cl
     struct tg_req *r = *req_cls;
 
     (void)cls;
-    (void)c;
     (void)toe;
+    tg_conntrack_request_done(c);
     if (!r)
         return;
     tg_metrics_inflight_add(-1);
@@ -432,6 +434,9 @@ static unsigned int family_flag(const struct sockaddr_storage *ss)
     return ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0;
 }
 
+/* Deadlines for slow clients (conntrack.h); filled in tg_server_run before the daemons start. */
+static struct tg_conntrack_limits web_limits, probe_limits;
+
 static struct MHD_Daemon *start_webhook(const struct sockaddr_storage *ss, const char *ca_pem)
 {
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS |
@@ -445,9 +450,20 @@ static struct MHD_Daemon *start_webhook(const struct sockaddr_storage *ss, const
         MHD_OPTION_HTTPS_PRIORITIES, TG_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, pool,
         MHD_OPTION_CONNECTION_LIMIT, srv.cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         srv.cfg->connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT, TG_CONN_MEMORY,
-        MHD_OPTION_NOTIFY_COMPLETED, webhook_completed, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, webhook_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        tg_conntrack_notify, &web_limits, MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line,
+        NULL,
         /* Last, so that without a CA the list simply ends here. */
         ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, ca_pem, MHD_OPTION_END);
+}
+
+static void probe_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                            enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)req_cls;
+    (void)toe;
+    tg_conntrack_request_done(c);
 }
 
 static struct MHD_Daemon *start_probes(const struct sockaddr_storage *ss)
@@ -460,6 +476,9 @@ static struct MHD_Daemon *start_probes(const struct sockaddr_storage *ss)
                             mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
                             MHD_OPTION_CONNECTION_LIMIT, 64U, MHD_OPTION_CONNECTION_TIMEOUT, 10U,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+                            MHD_OPTION_NOTIFY_COMPLETED, probe_completed, NULL,
+                            MHD_OPTION_NOTIFY_CONNECTION, tg_conntrack_notify, &probe_limits,
+                            MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line, NULL,
                             MHD_OPTION_END);
 }
 
@@ -565,6 +584,9 @@ static void wait_for_stop(const sigset_t *set)
 
     for (;;) {
         int sig = sigtimedwait(set, NULL, &tick);
+        unsigned int cut = tg_conntrack_reap();
+        if (cut)
+            tg_log(TG_LOG_DEBUG, "cut %u connection(s) past their header or idle deadline", cut);
         if (sig == SIGTERM || sig == SIGINT) {
             tg_log(TG_LOG_INFO, "received %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
             return;
@@ -661,6 +683,10 @@ int tg_server_run(const struct tg_server_config *cfg)
     int rc = 1;
 
     srv.cfg = cfg;
+    web_limits.idle_ms = cfg->connection_timeout * 1000;
+    web_limits.header_ms = cfg->header_timeout * 1000;
+    probe_limits.idle_ms = 10 * 1000;
+    probe_limits.header_ms = 5 * 1000;
     atomic_store(&srv.shutting_down, false);
     atomic_store(&srv.started, false);
     srv.client_ca = cfg->client_ca_file != NULL;

@@ -1,0 +1,35 @@
+/* conntrack.h -- deadlines for connections that dribble (slowloris). libmicrohttpd's connection
+ * timeout is an idle timeout: a client that sends one byte a second is never idle, so with the
+ * connection limit reached it could lock every other client out. Each connection is tracked in
+ * one of three phases, and a reaper cuts (shutdown(2); MHD then closes it) those that overstay:
+ *   waiting  -- from accept (TLS handshake included) or the end of the previous response until a
+ *               request line arrives: at most the idle timeout;
+ *   headers  -- from the request line until the headers are complete: at most the header timeout;
+ *   request  -- in the handler: not reaped (the body has the idle timeout and the body cap).
+ * The API server sends its headers at once, so a few seconds is generous for it. */
+#ifndef TG_CONNTRACK_H
+#define TG_CONNTRACK_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+
+struct tg_conntrack_limits {
+    unsigned int idle_ms;      /* waiting phase */
+    unsigned int header_ms;    /* headers phase */
+};
+
+/* MHD_OPTION_NOTIFY_CONNECTION callback; cls is a struct tg_conntrack_limits (static storage). */
+void tg_conntrack_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                         enum MHD_ConnectionNotificationCode toe);
+/* MHD_OPTION_URI_LOG_CALLBACK: the request line has arrived. Returns NULL (no request state). */
+void *tg_conntrack_request_line(void *cls, const char *uri, struct MHD_Connection *c);
+/* The handler took the request (first access call) / the response was sent (completed). */
+void tg_conntrack_in_request(struct MHD_Connection *c);
+void tg_conntrack_request_done(struct MHD_Connection *c);
+
+/* Cuts every tracked connection past its deadline; returns how many. Thread-safe. */
+unsigned int tg_conntrack_reap(void);
+/* Connections currently tracked (all daemons). */
+unsigned int tg_conntrack_count(void);
+
+#endif
