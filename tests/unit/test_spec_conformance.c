@@ -157,6 +157,37 @@ START_TEST(enforce_patch)
 }
 END_TEST
 
+/* SPEC 2: warnings are one line each, no control characters, at most 256 characters -- also when
+ * the user's value carries a newline and a long string (FI_PROVIDER names another provider). */
+START_TEST(warning_lines_sanitized)
+{
+    static const char *const pod =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\",\"namespace\":\"ml\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"t\",\"image\":\"nccl\",\"env\":[{\"name\":"
+        "\"FI_PROVIDER\",\"value\":\"tcp\\nX-Injected: 1\\r\\t"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}],"
+        "\"resources\":{\"limits\":{\"vpc.amazonaws.com/efa\":1,\"hugepages-2Mi\":\"2Mi\","
+        "\"memory\":\"1Gi\"}}}]}}";
+    struct run r;
+    size_t i;
+    json_t *w;
+    run_start(&r, pod, TG_MODE_ENFORCE, false);
+    ck_assert(r.res.allowed);
+    ck_assert_int_ge(json_array_size(r.res.warnings), 1);
+    json_array_foreach(r.res.warnings, i, w)
+    {
+        const char *s = json_string_value(w);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_le(strlen(s), 256);
+        for (const char *c = s; *c; c++)
+            ck_assert_msg((unsigned char)*c >= 0x20 && *c != 0x7f, "control character in: %s", s);
+    }
+    run_end(&r);
+}
+END_TEST
+
 Suite *tg_test_spec_conformance_suite(void);
 Suite *tg_test_spec_conformance_suite(void)
 {
@@ -178,6 +209,7 @@ Suite *tg_test_spec_conformance_suite(void)
     tcase_add_test(resp, audit_would_deny_false);
     tcase_add_test(resp, audit_would_patch);
     tcase_add_test(resp, enforce_patch);
+    tcase_add_test(resp, warning_lines_sanitized);
     suite_add_tcase(s, resp);
     return s;
 }
