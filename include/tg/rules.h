@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "tg/finding.h"
+#include "tg/launcher.h"
 #include "tg/patch.h"
 #include "tg/path.h"
 #include "tg/policy.h"
@@ -34,6 +35,7 @@ struct tg_eval {
     struct tg_patch *patch;          /* mutators only; NULL for validators */
     json_t *notes;                   /* array of strings: mutator remarks that become warnings */
     bool offline;                    /* `trainguard check`: the manifest as written, no defaulting */
+    struct tg_launch_memo *launches; /* parsed launcher command lines, owned by the pipeline */
     int error;                       /* first -errno a rule hit (-ENOMEM); evaluation then fails */
 };
 
@@ -41,6 +43,14 @@ struct tg_eval {
  * unknown id is a programming error: it is reported as a finding of rule "internal". */
 void tg_report(struct tg_eval *ev, const char *id, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The launcher command line of `container` read for `impl`, parsed once per evaluation and shared
+ * by every rule and mutator that asks (it is the costliest read on the request path). *out is
+ * borrowed until the evaluation ends. Returns 0 or -ENOMEM. */
+int tg_eval_launch(struct tg_eval *ev, json_t *container, enum tg_mpi_impl impl,
+                   const struct tg_launch **out);
+/* Frees the memo (the pipeline calls it). */
+void tg_eval_launch_release(struct tg_eval *ev);
 
 /* A validator or mutator family: runs every rule of the family on ev. kinds is a mask of
  * TG_KIND_BIT(); ops a mask of enum tg_op. Returns 0, or a negative errno when it could not

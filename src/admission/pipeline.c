@@ -259,6 +259,7 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         rc = run_table(&ev, opts->mutators ? opts->mutators : tg_mutators,
                        opts->mutators ? opts->nmutators : tg_mutator_count);
     }
+    tg_eval_launch_release(&ev);
     tg_workload_release(&wl);
     if (rc < 0)
         goto fail;

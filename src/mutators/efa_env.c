@@ -342,7 +342,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
                               json_t *items)
 {
     char miss[160], field[TG_PATH_MAX + 16];
-    struct tg_launch l;
+    const struct tg_launch *l;
     bool defined;
     int rc;
     const char *list = tg_env_value(k->c, ENV_LIST_VAR, &defined);
@@ -359,20 +359,19 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
                  ENV_LIST_VAR, miss);
         return 0;
     }
-    tg_launch_init(&l);
-    if ((rc = tg_launch_parse_container(k->c, TG_MPI_OPENMPI, &l)) < 0)
-        goto out;
+    if ((rc = tg_eval_launch(ev, k->c, TG_MPI_OPENMPI, &l)) < 0)
+        return rc;
     tg_path_sub(field, sizeof(field), &k->path, "command");
-    if (runs_entrypoint(k->c) || l.nruns == 0 || launch_uncertain(&l)) {
+    if (runs_entrypoint(k->c) || l->nruns == 0 || launch_uncertain(l)) {
         const char *why = runs_entrypoint(k->c) ? "image entrypoint"
-                          : l.nruns == 0        ? "no mpirun seen"
+                          : l->nruns == 0       ? "no mpirun seen"
                                                 : "mpirun not fully readable";
         unforwarded(NULL, names, miss, sizeof(miss));
         note(ev, runs_entrypoint(k->c) ? k->path.field : field,
              "%s: %s not set (Open MPI 4 rejects it with -x); forward %s with -x", why,
              ENV_LIST_VAR, miss);
-    } else if (cmdline_forwarding(&l)) {
-        if (unforwarded(&l, names, miss, sizeof(miss)))
+    } else if (cmdline_forwarding(l)) {
+        if (unforwarded(l, names, miss, sizeof(miss)))
             note(ev, field, "mpirun uses -x, so %s cannot be used; add -x %s", ENV_LIST_VAR, miss);
     } else {
         char value[512];
@@ -388,8 +387,6 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
         }
         rc = items_add(items, ENV_LIST_VAR, value);
     }
-out:
-    tg_launch_release(&l);
     return rc;
 }
 
@@ -402,17 +399,17 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, js
                             enum tg_mpi_impl impl)
 {
     char miss[160], field[TG_PATH_MAX + 16];
-    struct tg_launch l;
+    const struct tg_launch *l;
     bool none = false;
-    tg_launch_init(&l);
-    int rc = tg_launch_parse_container(k->c, impl, &l);
-    for (size_t i = 0; rc == 0 && i < l.nruns; i++)
-        none |= l.runs[i].forward_none;
-    if (none && unforwarded(&l, names, miss, sizeof(miss)))
+    int rc = tg_eval_launch(ev, k->c, impl, &l);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < l->nruns; i++)
+        none |= l->runs[i].forward_none;
+    if (none && unforwarded(l, names, miss, sizeof(miss)))
         note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
              "mpiexec -genvnone stops %s from reaching the ranks; add -genv for them", miss);
-    tg_launch_release(&l);
-    return rc;
+    return 0;
 }
 
 /* ---- per workload ---------------------------------------------------------------------------- */

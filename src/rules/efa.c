@@ -527,15 +527,14 @@ static void check_forwarded_provider(struct tg_eval *ev, const struct tg_templat
 static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
                            const struct tg_container *c, struct tg_template **ranks, size_t nranks)
 {
-    struct tg_launch l;
+    const struct tg_launch *l;
     const char *var = NULL, *value = NULL;
-    tg_launch_init(&l);
-    int rc = tg_launch_parse_container(c->c, workload_impl(ev->wl), &l);
+    int rc = tg_eval_launch(ev, c->c, workload_impl(ev->wl), &l);
     if (rc < 0)
-        goto out;
-    if (!forwards_efa(&l, c->c, &var, &value)) {
-        check_forwarded_provider(ev, lt, c, &l, ranks, nranks);
-        goto out;
+        return rc;
+    if (!forwards_efa(l, c->c, &var, &value)) {
+        check_forwarded_provider(ev, lt, c, l, ranks, nranks);
+        return 0;
     }
     for (size_t i = 0; i < nranks; i++) {
         struct tg_path fp;
@@ -552,9 +551,7 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
                   var, txt, ranks[i]->role_name);
         break;
     }
-out:
-    tg_launch_release(&l);
-    return rc;
+    return 0;
 }
 
 /* Does template t run an MPI launcher (any container with a launcher invocation)? */
@@ -562,13 +559,11 @@ static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *
 {
     *yes = false;
     for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
-        struct tg_launch l;
-        tg_launch_init(&l);
-        int rc = tg_launch_parse_container(t->containers[i].c, workload_impl(ev->wl), &l);
-        *yes = l.nruns > 0;
-        tg_launch_release(&l);
+        const struct tg_launch *l;
+        int rc = tg_eval_launch(ev, t->containers[i].c, workload_impl(ev->wl), &l);
         if (rc < 0)
             return rc;
+        *yes = l->nruns > 0;
     }
     return 0;
 }

@@ -437,22 +437,18 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
 {
     const struct tg_container *lc = main_container(m->launcher);
     enum tg_mpi_impl impl;
-    struct tg_launch l;
+    const struct tg_launch *l;
     struct slots s;
     int rc;
     if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0)
         return 0;    /* an unknown implementation is refused by the operator's enum */
-    tg_launch_init(&l);
-    rc = tg_launch_parse_container(lc->c, impl, &l);
-    if (rc < 0)
-        goto out;
+    if ((rc = tg_eval_launch(ev, lc->c, impl, &l)) < 0)
+        return rc;
     if (count_slots(m, &s))
-        for (size_t i = 0; i < l.nruns; i++)
-            check_run(ev, lc, &l.runs[i], &s);
-    check_env(ev, m, &l);
-out:
-    tg_launch_release(&l);
-    return rc;
+        for (size_t i = 0; i < l->nruns; i++)
+            check_run(ev, lc, &l->runs[i], &s);
+    check_env(ev, m, l);
+    return 0;
 }
 
 int tg_rules_mpi(struct tg_eval *ev)
