@@ -52,6 +52,12 @@ int tg_eval_launch(struct tg_eval *ev, json_t *container, enum tg_mpi_impl impl,
 /* Frees the memo (the pipeline calls it). */
 void tg_eval_launch_release(struct tg_eval *ev);
 
+/* Like tg_report, but the finding's action is at most `cap` (a rule that denies in one situation
+ * and only warns in a milder one, e.g. efa.exceeds-instance when the count fits only some of the
+ * pinned instance types). */
+void tg_report_capped(struct tg_eval *ev, const char *id, enum tg_action cap, const char *field,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* A validator or mutator family: runs every rule of the family on ev. kinds is a mask of
  * TG_KIND_BIT(); ops a mask of enum tg_op. Returns 0, or a negative errno when it could not
  * decide (the request then gets an error, never a silent allow). */

@@ -161,7 +161,8 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
         m->slots_per_worker = n;
     else if (got < 0)
         m->slots_per_worker = -1;
-    if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1)
+    /* kubeflow.org/v1 (training-operator) has no runLauncherAsWorker (api-facts 2.10): ignored. */
+    if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
         m->run_launcher_as_worker = b;
     const char *impl = tg_get_string(ev, spec, sp, "mpiImplementation");
     m->implementation = impl ? impl : "OpenMPI";

@@ -57,12 +57,12 @@ int tg_rule_index(const char *id)
     return -1;
 }
 
-void tg_report(struct tg_eval *ev, const char *id, const char *field, const char *fmt, ...)
+static void report(struct tg_eval *ev, const char *id, enum tg_action cap, const char *field,
+                   const char *fmt, va_list ap)
 {
     int idx = tg_rule_index(id);
     enum tg_action action;
     const char *rule;
-    va_list ap;
     if (idx < 0) {
         /* A rule id missing from the table is a bug: make it loud, never silent. */
         action = TG_ACTION_DENY;
@@ -72,13 +72,30 @@ void tg_report(struct tg_eval *ev, const char *id, const char *field, const char
         action = ev->policy ? tg_policy_action(ev->policy, idx) : tg_rule_defs[idx].default_action;
         rule = tg_rule_defs[idx].id;
     }
+    if (action > cap)
+        action = cap;
     if (action == TG_ACTION_OFF)
         return;
-    va_start(ap, fmt);
     int rc = tg_findings_vadd(ev->findings, rule, idx, action, field, fmt, ap);
-    va_end(ap);
     if (rc < 0 && !ev->error)
         ev->error = rc;
+}
+
+void tg_report(struct tg_eval *ev, const char *id, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(ev, id, TG_ACTION_DENY, field, fmt, ap);
+    va_end(ap);
+}
+
+void tg_report_capped(struct tg_eval *ev, const char *id, enum tg_action cap, const char *field,
+                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(ev, id, cap, field, fmt, ap);
+    va_end(ap);
 }
 
 #define K(k) TG_KIND_BIT(TG_KIND_##k)
