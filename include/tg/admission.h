@@ -20,7 +20,9 @@ struct tg_admission_out {
 };
 
 /* Decodes body, evaluates it under policy (mutating: /mutate semantics), encodes the answer.
- * Never fails: errors become a 4xx/5xx with a Status body (see tg_error_body). */
+ * Never fails: errors become a 4xx/5xx with a Status body (see tg_error_body). The JSON values of
+ * the request live in the thread's arena when tg_arena_install() was called (include/tg/arena.h):
+ * release `out` on the same thread, before handling the next request there. */
 void tg_admission_handle(const struct tg_policy *policy, const struct tg_pipeline_opts *base,
                          bool mutating, const char *body, size_t len, struct tg_admission_out *out);
 void tg_admission_out_release(struct tg_admission_out *out);

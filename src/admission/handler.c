@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tg/admission.h"
+#include "tg/arena.h"
 
 static void fail(struct tg_admission_out *out, int status, const char *msg)
 {
@@ -23,6 +24,8 @@ void tg_admission_handle(const struct tg_policy *policy, const struct tg_pipelin
     struct tg_pipeline_opts opts = {0};
     char err[TG_REVIEW_ERR_MAX];
     memset(out, 0, sizeof(*out));
+    /* Every JSON value of this request is released in tg_admission_out_release. */
+    tg_arena_begin();
     if (base)
         opts = *base;
     opts.mutate = mutating;
@@ -46,6 +49,7 @@ void tg_admission_handle(const struct tg_policy *policy, const struct tg_pipelin
     }
     out->body = tg_response_encode(&out->review, &out->result, mutating, &out->len);
     if (!out->body) {
+        tg_result_release(&out->result);
         fail(out, 500, "out of memory encoding the response");
         return;
     }
@@ -62,4 +66,5 @@ void tg_admission_out_release(struct tg_admission_out *out)
         tg_review_release(&out->review);
     }
     memset(out, 0, sizeof(*out));
+    tg_arena_end();
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/jsonw.h"
 #include "tg/pipeline.h"
 
@@ -82,9 +83,9 @@ char *tg_error_body(int code, const char *message, size_t *len)
                            reason_for(code), "code", code);
     if (!st)
         return NULL;
-    char *out = json_dumps(st, JSON_COMPACT);
+    struct tg_buf b;
+    tg_buf_init(&b);
+    tg_buf_json(&b, st);
     json_decref(st);
-    if (out && len)
-        *len = strlen(out);
-    return out;
+    return tg_buf_steal(&b, len);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/jsonw.h"
 
 void tg_buf_init(struct tg_buf *b)
@@ -165,7 +166,7 @@ void tg_buf_json(struct tg_buf *b, const json_t *v)
             return;
         }
         tg_buf_puts(b, s);
-        free(s);
+        tg_json_free(s);
         return;
     }
     case JSON_TRUE:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/launcher.h"
 #include "tg/pod.h"
 #include "tg/quantity.h"
@@ -21,7 +22,7 @@ static const char *value_text(const json_t *v, char *buf, size_t len)
     snprintf(buf, len, "%s", s ? s : "?");
     if (s && strlen(s) >= len && len > 4)
         memcpy(buf + len - 4, "...", 4);
-    free(s);
+    tg_json_free(s);
     return buf;
 }
 
@@ -334,11 +335,53 @@ static bool takes_all_devices(const struct tg_instance *in, long long gpus, long
     return (in->gpus > 0 && gpus == in->gpus) || (in->neuron > 0 && neuron == in->neuron);
 }
 
+/* efa.below-instance on one type: the count fits, is below the type's EFA, and the pod takes all
+ * of the type's GPUs or Neuron devices. */
+static bool below_on(const struct tg_instance *in, long long efa, long long gpus, long long neuron)
+{
+    return efa < in->efa && takes_all_devices(in, gpus, neuron);
+}
+
+/* efa.below-instance: with one pinned type, the SPEC row as written; with several, only when it
+ * holds for every one of them (all known), so that the idle interfaces are certain. */
+static void check_below(struct tg_eval *ev, const struct tg_template *t,
+                        const struct tg_label_pin *pin, long long efa, const char *field,
+                        const char *list)
+{
+    long long gpus = 0, neuron = 0;
+    if (tg_template_count(t, TG_RES_GPU, &gpus) != 1)
+        gpus = 0;
+    if (tg_template_count(t, TG_RES_NEURON, &neuron) != 1)
+        neuron = 0;
+    const struct tg_instance *first = NULL;
+    for (size_t i = 0; i < pin->n; i++) {
+        const struct tg_instance *in = tg_policy_instance(ev->policy, pin->values[i]);
+        if (!in || !below_on(in, efa, gpus, neuron))
+            return;
+        if (!first)
+            first = in;
+    }
+    if (!first)
+        return;
+    bool gpu = first->gpus > 0 && gpus == first->gpus;
+    if (pin->n == 1)
+        tg_report(ev, "efa.below-instance", field,
+                  "takes all %d %s of %s but only %lld of its %d EFA interfaces: the rest stay "
+                  "idle; request %d",
+                  gpu ? first->gpus : first->neuron, gpu ? "GPUs" : "Neuron devices", first->name,
+                  efa, first->efa, first->efa);
+    else
+        tg_report(ev, "efa.below-instance", field,
+                  "takes all %s of each pinned type but only %lld EFA, fewer than each has "
+                  "(%s): the rest stay idle",
+                  gpu ? "GPUs" : "Neuron devices", efa, list);
+}
+
 static int check_instance(struct tg_eval *ev, const struct tg_template *t)
 {
     struct tg_label_pin pin;
     struct tg_path field;
-    long long efa = 0, gpus = 0, neuron = 0;
+    long long efa = 0;
     char list[90];
     if (!ev->policy || tg_template_count(t, TG_RES_EFA, &efa) != 1 || efa <= 0)
         return 0;
@@ -348,22 +391,14 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
         goto out;
     check_device_values(ev, t, TG_RES_GPU);
     check_device_values(ev, t, TG_RES_NEURON);
-    if (tg_template_count(t, TG_RES_GPU, &gpus) != 1)
-        gpus = 0;
-    if (tg_template_count(t, TG_RES_NEURON, &neuron) != 1)
-        neuron = 0;
     size_t known = 0, fit = 0;
-    const struct tg_instance *below = NULL;
     for (size_t i = 0; i < pin.n; i++) {
         const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
         if (!in)
             continue;
         known++;
-        if (efa > in->efa)
-            continue;
-        fit++;
-        if (!below && efa < in->efa && takes_all_devices(in, gpus, neuron))
-            below = in;
+        if (efa <= in->efa)
+            fit++;
     }
     type_list(ev->policy, &pin, list, sizeof(list));
     if (known == pin.n && fit == 0) {
@@ -380,19 +415,14 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
                       efa, list);
         goto out;
     }
+    /* SPEC 9: several possible types deny only when the count fits none of them; when it fits
+     * only some, the same rule warns (the pods can never run on the others). */
     if (fit > 0 && fit < known)
-        /* A warning on a warn-level rule: the deny rule only fires when nothing fits. */
-        tg_report(ev, "efa.below-instance", field.field,
-                  "%lld EFA interfaces per pod fit only some pinned instance types (%s); pin only "
-                  "types that have them",
-                  efa, list);
-    if (below)
-        tg_report(ev, "efa.below-instance", field.field,
-                  "takes all %d %s of %s but only %lld of its %d EFA interfaces: the rest stay "
-                  "idle; request %d",
-                  below->gpus > 0 && gpus == below->gpus ? below->gpus : below->neuron,
-                  below->gpus > 0 && gpus == below->gpus ? "GPUs" : "Neuron devices", below->name,
-                  efa, below->efa, below->efa);
+        tg_report_capped(ev, "efa.exceeds-instance", TG_ACTION_WARN, field.field,
+                         "%lld EFA interfaces per pod fit only some pinned instance types (%s); "
+                         "pin only types that have them",
+                         efa, list);
+    check_below(ev, t, &pin, efa, field.field, list);
 out:
     tg_label_pin_release(&pin);
     return 0;

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "tg/arena.h"
 #include "tg/log.h"
 
 static _Atomic int log_level = TG_LOG_INFO;
@@ -73,7 +74,7 @@ static int emit(json_t *obj)
     fputc_unlocked('\n', stderr);
     fflush_unlocked(stderr);
     funlockfile(stderr);
-    free(s);
+    tg_json_free(s);
     return 0;
 }
 
@@ -160,5 +161,8 @@ char *tg_log_decision_format(const struct tg_decision *d)
         return NULL;
     s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     json_decref(o);
-    return s;
+    /* The caller frees with free(): hand it a malloc'd copy (json_dumps may use the arena). */
+    char *copy = s ? strdup(s) : NULL;
+    tg_json_free(s);
+    return copy;
 }

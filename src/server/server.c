@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tg/admission.h"
+#include "tg/arena.h"
 #include "tg/cli.h"
 #include "tg/conntrack.h"
 #include "tg/log.h"
@@ -700,6 +701,8 @@ int tg_server_run(const struct tg_server_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Request-path JSON comes from per-thread arenas (src/engine/arena.c): before any thread. */
+    tg_arena_install();
     if (tg_metrics_init(tg_rule_defs, tg_rule_count, TG_VERSION) < 0) {
         tg_log(TG_LOG_ERROR, "out of memory");
         return 1;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "tg/admission.h"
+#include "tg/arena.h"
 #include "tg/reader.h"
 #include "tg/yaml_json.h"
 
@@ -28,6 +29,8 @@ static int iterations(size_t len)
 int main(int argc, char **argv)
 {
     struct tg_policy *pol = tg_policy_new_default();
+    if (!getenv("BENCH_NO_ARENA"))
+        tg_arena_install(); /* as the server does */
     printf("%-12s %8s %12s %12s %12s %12s\n", "body", "bytes", "jansson_us", "reader_us",
            "validate_us", "mutate_us");
     for (int a = 1; a < argc; a++) {

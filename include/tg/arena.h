@@ -1,0 +1,24 @@
+/* arena.h -- a per-request bump allocator for jansson on the request path. Building a review's
+ * tree costs about three malloc/free pairs per JSON member; with the arena a request's values are
+ * carved from one reused block and dropped together when the request ends.
+ *
+ * Contract: tg_arena_install() routes jansson's allocations through the arena (once, at server
+ * start, before threads). Between tg_arena_begin() and tg_arena_end() on a thread, jansson
+ * allocations on that thread come from the thread's arena and their frees do nothing; every JSON
+ * value made in between must be released before tg_arena_end(). Outside that window, and on
+ * other threads, jansson uses malloc and free as before. */
+#ifndef TG_ARENA_H
+#define TG_ARENA_H
+
+#include <stddef.h>
+
+void tg_arena_install(void);
+void tg_arena_begin(void);
+void tg_arena_end(void);
+/* Frees memory that jansson returned (json_dumps): through jansson's current allocator, so it is
+ * right both inside and outside the arena. Never free() a json_dumps result on the request path. */
+void tg_json_free(void *p);
+/* Bytes the calling thread's arena keeps between requests (for tests and metrics). */
+size_t tg_arena_retained(void);
+
+#endif

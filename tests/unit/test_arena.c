@@ -1,0 +1,87 @@
+/* test_arena.c -- the request arena changes no answer, keeps one block between requests, and
+ * leaves values made outside a request to malloc and free. */
+#include <check.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/admission.h"
+#include "tg/arena.h"
+#include "tg/yaml_json.h"
+
+static char *answer(struct tg_policy *pol, const char *body, size_t len, bool mutating, int *status)
+{
+    struct tg_admission_out out;
+    tg_admission_handle(pol, NULL, mutating, body, len, &out);
+    char *copy = strndup(out.body, out.len);
+    *status = out.http_status;
+    tg_admission_out_release(&out);
+    return copy;
+}
+
+START_TEST(arena_gives_the_same_answers_on_every_golden_request)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    json_t *before = json_pack("{s:[s, i]}", "made", "before the arena", 1);
+    DIR *d = opendir("fixtures/reviews");
+    struct dirent *e;
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char path[512], err[256];
+        size_t len;
+        if (!strstr(e->d_name, ".request.json"))
+            continue;
+        snprintf(path, sizeof(path), "fixtures/reviews/%s", e->d_name);
+        char *body = tg_read_file(path, 8u << 20, &len, err, sizeof(err));
+        ck_assert_msg(body != NULL, "%s", err);
+        for (int m = 0; m < 2; m++) {
+            int s1, s2;
+            char *plain = answer(pol, body, len, m, &s1);
+            tg_arena_install();
+            char *arena = answer(pol, body, len, m, &s2);
+            json_set_alloc_funcs(malloc, free);
+            ck_assert_int_eq(s1, s2);
+            ck_assert_str_eq(plain, arena);
+            free(plain);
+            free(arena);
+        }
+        free(body);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_gt(n, 10);
+    /* One block is kept for the next request, whatever the largest request needed. */
+    ck_assert_uint_le(tg_arena_retained(), 256 * 1024);
+    tg_arena_install();
+    json_decref(before); /* made with malloc: freed by free, not dropped */
+    json_set_alloc_funcs(malloc, free);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(arena_serves_large_requests_and_drops_the_overflow)
+{
+    tg_arena_install();
+    tg_arena_begin();
+    json_t *big = json_array();
+    for (int i = 0; i < 20000; i++)
+        json_array_append_new(big, json_string("a string long enough to fill the first block"));
+    ck_assert_uint_gt(tg_arena_retained(), 128 * 1024);
+    json_decref(big);
+    tg_arena_end();
+    ck_assert_uint_le(tg_arena_retained(), 256 * 1024);
+    json_set_alloc_funcs(malloc, free);
+}
+END_TEST
+
+Suite *tg_test_arena_suite(void);
+Suite *tg_test_arena_suite(void)
+{
+    Suite *s = suite_create("arena");
+    TCase *tc = tcase_create("arena");
+    tcase_add_test(tc, arena_gives_the_same_answers_on_every_golden_request);
+    tcase_add_test(tc, arena_serves_large_requests_and_drops_the_overflow);
+    suite_add_tcase(s, tc);
+    return s;
+}
