@@ -346,11 +346,20 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
         int cores = pinned_neuron_cores(ev, w);
         if (spw == n || (cores > 0 && spw == n * cores))
             return;
-        if (cores > 0)   /* unknown cores: never guess */
+        if (cores > 0) {
             tg_report(ev, "mpi.slots-gpu-mismatch", field,
                       "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
                       "devices (%lld NeuronCores): use %lld (one rank per core) or %lld",
                       spw, dflt, n, n * cores, n * cores, n);
+        } else if (spw < n || spw % n != 0) {
+            /* cores unknown, but every Neuron device has 2 or more cores: one rank per core
+             * is a multiple (2 or more) of the devices, one per device is the devices */
+            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
+                      "devices: use %lld (one rank per device) or devices x NeuronCores per "
+                      "device (one rank per core)",
+                      spw, dflt, n, n);
+        }
     }
 }
 
