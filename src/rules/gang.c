@@ -31,13 +31,34 @@ static bool check_negative(struct tg_eval *ev, const char *field, const char *wh
  * Members = Worker replicas + 1 launcher: the minMember the operator gives its PodGroup when
  * schedulingPolicy.minAvailable is unset (kubeflow/mpi-operator: pkg/controller/podgroup.go
  * calculateMinAvailable; api-facts 2.4, 2.9). With runLauncherAsWorker the launcher is still one
- * pod. Worker or Launcher replicas below 1 (negative included) are mpi.replicas, not
- * gang.negative: one finding per mistake, and the job never starts then anyway. */
+ * pod. Worker or Launcher replicas below 1 are mpi.replicas (the operator refuses them); a
+ * negative one is also gang.negative (SPEC 4: "a negative minAvailable, minMember or replicas"),
+ * and the gang size is then not compared. */
+static void mpijob_negative_replicas(struct tg_eval *ev)
+{
+    static const char *const roles[] = {"Launcher", "Worker"};
+    const struct tg_mpi *m = &ev->wl->mpi;
+    json_t *specs[] = {m->launcher_spec, m->worker_spec};
+    for (size_t i = 0; i < 2; i++) {
+        struct tg_path p, rp;
+        long long n = 0;
+        tg_path_root(&p);
+        tg_path_key(&p, &p, "spec");
+        tg_path_key(&p, &p, "mpiReplicaSpecs");
+        tg_path_key(&p, &p, roles[i]);
+        tg_path_key(&rp, &p, "replicas");
+        /* NULL ev: a wrong type is the workload decoder's object.invalid-field */
+        if (tg_get_int(NULL, specs[i], &p, "replicas", &n) == 1)
+            check_negative(ev, rp.field, "replicas", n);
+    }
+}
+
 static void gang_mpijob(struct tg_eval *ev)
 {
     static const char field[] = "spec.runPolicy.schedulingPolicy.minAvailable";
     const struct tg_mpi *m = &ev->wl->mpi;
     long long workers = 0;
+    mpijob_negative_replicas(ev);
     if (!m->has_min_available || check_negative(ev, field, "minAvailable", m->min_available))
         return;
     if (m->worker) {
