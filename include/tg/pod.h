@@ -61,6 +61,11 @@ bool tg_template_requests_efa(const struct tg_template *t);
  * when at least one container writes it and every written value is a count, 0 when no container
  * writes it, -1 when a written value is not a count. */
 int tg_template_count(const struct tg_template *t, const char *name, long long *count);
+/* The same count over the containers whose value is a count only, skipping the others (their
+ * rule reports them). Returns 1 and *count when every written value is a count (as
+ * tg_template_count), 2 and *count when some are not (*count is then a lower bound, assuming the
+ * unusable values meant a count >= 0; it may be 0), 0 when no container writes it. */
+int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
 
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)

@@ -63,17 +63,21 @@ bool tg_template_requests_efa(const struct tg_template *t)
 
 #define COUNT_CAP ((long long)1 << 40)
 
-int tg_template_count(const struct tg_template *t, const char *name, long long *count)
+/* The pod-level count over the containers whose value is a count; *bad tells whether some
+ * written value was not. Returns whether any container writes the resource. */
+static bool template_sum(const struct tg_template *t, const char *name, long long *count,
+                         bool *bad)
 {
     long long sum = 0, init_max = 0, n;
-    bool seen = false, bad = false;
+    bool seen = false;
+    *bad = false;
     for (size_t i = 0; i < t->ncontainers; i++) {
         int rc = tg_container_count(t->containers[i].c, name, &n);
         if (rc == 0)
             continue;
         seen = true;
         if (rc < 0) {
-            bad = true;
+            *bad = true;
             continue;
         }
         /* Saturate: no node has 2^40 of anything, and the sum must not overflow. */
@@ -84,12 +88,30 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
         else
             sum = sum + n > COUNT_CAP ? COUNT_CAP : sum + n;
     }
-    if (!seen)
+    *count = sum > init_max ? sum : init_max;
+    return seen;
+}
+
+int tg_template_count(const struct tg_template *t, const char *name, long long *count)
+{
+    long long n;
+    bool bad;
+    if (!template_sum(t, name, &n, &bad))
         return 0;
     if (bad)
         return -1;
-    *count = sum > init_max ? sum : init_max;
+    *count = n;
     return 1;
+}
+
+int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count)
+{
+    long long n;
+    bool bad;
+    if (!template_sum(t, name, &n, &bad))
+        return 0;
+    *count = n;
+    return bad ? 2 : 1;
 }
 
 /* ---- label pins ---------------------------------------------------------------------------- */

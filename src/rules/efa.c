@@ -278,13 +278,15 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
 
 /* ---- instance fit: efa.exceeds-instance, efa.below-instance -------------------------------- */
 
-/* The field of the first container's EFA count (limit, else request). */
+/* The field of the first container's usable EFA count (limit, else request); a value that is not
+ * a count has its own finding (efa.invalid-quantity) and is skipped. */
 static bool efa_field(const struct tg_template *t, struct tg_path *out)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         struct tg_res r;
+        long long n;
         tg_container_res(t->containers[i].c, TG_RES_EFA, &r);
-        if (r.limit || r.request) {
+        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1) {
             res_field(&t->containers[i], r.limit ? "limits" : "requests", TG_RES_EFA, out);
             return true;
         }
@@ -383,7 +385,13 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     struct tg_path field;
     long long efa = 0;
     char list[90];
-    if (!ev->policy || tg_template_count(t, TG_RES_EFA, &efa) != 1 || efa <= 0)
+    /* SPEC 9: one bad field never stops the other rules. With an unusable value in one container
+     * the others' sum is a lower bound: enough to show that the count exceeds a type, not to
+     * show that it is below one. */
+    int rc = ev->policy ? tg_template_count_valid(t, TG_RES_EFA, &efa) : 0;
+    bool exact = rc == 1;
+    const char *least = exact ? "" : "at least ";
+    if (rc <= 0 || efa <= 0)
         return 0;
     if (tg_template_instance_types(ev, t, &pin) < 0)
         return -ENOMEM;
@@ -404,25 +412,26 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     if (known == pin.n && fit == 0) {
         if (pin.n == 1)
             tg_report(ev, "efa.exceeds-instance", field.field,
-                      "%lld EFA interfaces per pod, but %s has %d: the pod can never be "
+                      "%s%lld EFA interfaces per pod, but %s has %d: the pod can never be "
                       "scheduled; request at most %d",
-                      efa, pin.values[0], tg_policy_instance(ev->policy, pin.values[0])->efa,
+                      least, efa, pin.values[0], tg_policy_instance(ev->policy, pin.values[0])->efa,
                       tg_policy_instance(ev->policy, pin.values[0])->efa);
         else
             tg_report(ev, "efa.exceeds-instance", field.field,
-                      "%lld EFA interfaces per pod, more than any pinned instance type has (%s): "
-                      "the pod can never be scheduled",
-                      efa, list);
+                      "%s%lld EFA interfaces per pod, more than any pinned instance type has "
+                      "(%s): the pod can never be scheduled",
+                      least, efa, list);
         goto out;
     }
     /* SPEC 9: several possible types deny only when the count fits none of them; when it fits
      * only some, the same rule warns (the pods can never run on the others). */
     if (fit > 0 && fit < known)
         tg_report_capped(ev, "efa.exceeds-instance", TG_ACTION_WARN, field.field,
-                         "%lld EFA interfaces per pod fit only some pinned instance types (%s); "
-                         "pin only types that have them",
-                         efa, list);
-    check_below(ev, t, &pin, efa, field.field, list);
+                         "%s%lld EFA interfaces per pod fit only some pinned instance types "
+                         "(%s); pin only types that have them",
+                         least, efa, list);
+    if (exact)
+        check_below(ev, t, &pin, efa, field.field, list);
 out:
     tg_label_pin_release(&pin);
     return 0;
