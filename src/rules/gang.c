@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/pod.h"
 #include "tg/rules.h"
 
 /* Counts are int32 in every API read here; a larger value never reaches the API server, and
@@ -306,6 +307,10 @@ static void gang_pod(struct tg_eval *ev)
 
 int tg_rules_gang(struct tg_eval *ev)
 {
+    /* An UPDATE of metadata only (labels, finalizers) is not judged again, as for efa/zone/mpi:
+     * an object admitted before (audit mode, an older policy) must stay deletable. */
+    if (tg_workload_spec_unchanged(ev->wl))
+        return 0;
     switch (ev->wl->kind) {
     case TG_KIND_POD:
         gang_pod(ev);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/pod.h"
 #include "tg/rules.h"
 
 /* The kind and version the object was dispatched as: the review's, else the object's own. */
@@ -163,7 +164,9 @@ static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
 int tg_rules_nodeset(struct tg_eval *ev)
 {
     struct tg_path root, sp, p;
-    if (!check_kind_version(ev))
+    /* An UPDATE of metadata only is not judged again, as for efa/zone/mpi (a finalizer removal
+     * must not be denied forever); scaling-mode-change needs a spec change anyway. */
+    if (tg_workload_spec_unchanged(ev->wl) || !check_kind_version(ev))
         return 0;
     tg_path_root(&root);
     tg_path_key(&sp, &root, "spec");
