@@ -154,18 +154,6 @@ static const unsigned char escape_index[256] = {
     ['"'] = 1, ['\\'] = 2, ['/'] = 3, ['b'] = 4, ['f'] = 5, ['n'] = 6, ['r'] = 7, ['t'] = 8,
 };
 
-/* True when no byte of w is '"', '\\', below 0x20 or above 0x7f (the classic "has zero byte"
- * and "has byte less than n" word tricks; exact as yes/no answers). */
-static inline bool word_plain(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-    uint64_t ctl = (w - ones * 0x20) & ~w & high;
-    uint64_t zq = (q - ones) & ~q & high;
-    uint64_t zb = (b - ones) & ~b & high;
-    return !(ctl | zq | zb | (w & high));
-}
-
 /* Appends len bytes to the decoded string in scratch. */
 static int put(struct reader *r, size_t *n, const char *src, size_t len)
 {
@@ -207,14 +195,6 @@ static int read_string(struct reader *r, size_t *out)
     size_t n = 0;
     for (;;) {
         const unsigned char *q = (const unsigned char *)r->p, *e = (const unsigned char *)r->end;
-        /* Eight bytes at a time while none is '"', '\\', a control character or non-ASCII. */
-        while (e - q >= 8) {
-            uint64_t w;
-            memcpy(&w, q, 8);
-            if (!word_plain(w))
-                break;
-            q += 8;
-        }
         while (q < e && plain_byte[*q])
             q++;
         if (out && q > (const unsigned char *)r->p &&
