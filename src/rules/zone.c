@@ -315,28 +315,27 @@ int tg_rules_zone(struct tg_eval *ev)
     if (!any_efa)
         return 0;
     bool multi = multi_pod(wl);
-    /* First the EFA templates (they set the reference zone), then the others. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < wl->ntpl; i++) {
-            const struct tg_template *t = &wl->tpl[i];
-            bool efa = tg_template_requests_efa(t);
-            if (efa != (pass == 0))
-                continue;
-            if ((rc = template_pin(ev, t, efa, &zp)) < 0)
-                return rc;
-            if (efa && multi && zp.state != PIN_ONE && zp.state != PIN_CONFLICT)
-                report_unpinned(ev, t, &zp);
-            if (zp.state != PIN_ONE || !zp.zone)
-                continue;
-            if (!ref_zone) {
-                ref = t;
-                ref_zone = zp.zone;
-            } else if (strcmp(ref_zone, zp.zone)) {
-                tg_report(ev, "zone.conflict", zp.field.field,
-                          "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
-                          "pin all templates to one zone",
-                          zp.zone, ref->role_name, ref_zone);
-            }
+    /* SPEC 9: zone.conflict applies to every template that requests EFA, so only EFA templates
+     * are compared; a template without EFA (an MPIJob Launcher that only runs mpirun) may run in
+     * any zone. The first EFA template with a named zone is the reference. */
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        const struct tg_template *t = &wl->tpl[i];
+        if (!tg_template_requests_efa(t))
+            continue;
+        if ((rc = template_pin(ev, t, true, &zp)) < 0)
+            return rc;
+        if (multi && zp.state != PIN_ONE && zp.state != PIN_CONFLICT)
+            report_unpinned(ev, t, &zp);
+        if (zp.state != PIN_ONE || !zp.zone)
+            continue;
+        if (!ref_zone) {
+            ref = t;
+            ref_zone = zp.zone;
+        } else if (strcmp(ref_zone, zp.zone)) {
+            tg_report(ev, "zone.conflict", zp.field.field,
+                      "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
+                      "pin all templates to one zone",
+                      zp.zone, ref->role_name, ref_zone);
         }
     }
     return ev->error;

@@ -48,17 +48,26 @@ static const struct policy_case cases[] = {
      "[{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c, "
      "us-east-1d]}]}]}}}, " EFA_C "}",
      "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
-    {"Should deny an MPIJob launcher on the us-east-1a NodePool and Workers in us-east-1b",
+    {"Should deny an EFA MPIJob launcher on the us-east-1a NodePool and Workers in us-east-1b",
      NODEPOOL_A,
      "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: j}\nspec:\n"
      "  mpiReplicaSpecs:\n"
      "    Launcher: {replicas: 1, template: {spec: {nodeSelector: {karpenter.sh/nodepool: "
-     "p5-use1a}, "
-     "containers: [{name: l, image: x}]}}}\n"
+     "p5-use1a}, " EFA_C "}}}\n"
      "    Worker: {replicas: 2, template: {spec: {nodeSelector: {topology.kubernetes.io/zone: "
      "us-east-1b}, " EFA_C "}}}\n",
      "zone.conflict",
-     "spec.mpiReplicaSpecs.Launcher.template.spec.nodeSelector[karpenter.sh/nodepool]"},
+     "spec.mpiReplicaSpecs.Worker.template.spec.nodeSelector[topology.kubernetes.io/zone]"},
+    /* SPEC 9: zone.conflict applies to templates that request EFA only. */
+    {"Should admit a launcher without EFA on the us-east-1a NodePool and Workers in us-east-1b",
+     NODEPOOL_A,
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: j}\nspec:\n"
+     "  mpiReplicaSpecs:\n"
+     "    Launcher: {replicas: 1, template: {spec: {nodeSelector: {karpenter.sh/nodepool: "
+     "p5-use1a}, containers: [{name: l, image: x}]}}}\n"
+     "    Worker: {replicas: 2, template: {spec: {nodeSelector: {topology.kubernetes.io/zone: "
+     "us-east-1b}, " EFA_C "}}}\n",
+     NULL, NULL},
     {"Should admit a required pod affinity on a narrower key the policy adds",
      POLICY_HEAD "narrowTopologyKeys: [example.com/rack]\n",
      OWNED "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
