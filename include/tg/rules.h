@@ -81,6 +81,13 @@ int tg_rules_gang(struct tg_eval *ev);
 int tg_rules_nodeset(struct tg_eval *ev);
 int tg_mutate_efa_env(struct tg_eval *ev);
 
+/* For every rule that reads a container's launcher command line (tg_eval_launch): `command` and
+ * `args` must be lists of strings, or the line is not read at all (mpirun -np goes unchecked).
+ * Reports object.invalid-field at c's command/args when one is not a list, and at each item
+ * (command[i], args[i]) that is not a string. Returns true when both are usable (absent counts).
+ * Repeated calls are harmless: findings are deduplicated by rule and field. (src/rules/mpi.c) */
+bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c);
+
 /* ---- typed accessors (src/k8s/obj.c) ----------------------------------------------------------
  * Each returns the member `key` of `parent` (an object; a NULL parent gives NULL). Absent and JSON
  * null count as absent. A member of the wrong JSON type is reported as object.invalid-field at
