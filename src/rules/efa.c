@@ -586,8 +586,9 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
         tg_report(ev, "efa.env-without-device", fp.field,
                   "mpirun hands %s=%s to the ranks: it picks a provider but attaches no device; "
-                  "request vpc.amazonaws.com/efa in the %s template's limits",
-                  var, txt, ranks[i]->role_name);
+                  "request vpc.amazonaws.com/efa in the %s%s limits",
+                  var, txt, ranks[i]->role == TG_ROLE_POD ? "container's" : ranks[i]->role_name,
+                  ranks[i]->role == TG_ROLE_POD ? "" : " template's");
         break;
     }
     return 0;
@@ -629,7 +630,10 @@ static bool is_mpi_launcher_pod(const struct tg_workload *wl, const struct tg_te
 
 /* MPIJob: ranks run on the Worker, and on the Launcher when runLauncherAsWorker or when there is
  * no Worker (SPEC section 9). Volcano Job: a task whose container runs mpirun is a launcher; its
- * ranks run in the other tasks. Other kinds: every template runs its own processes. */
+ * ranks run in the other tasks. Other kinds: every template runs its own processes, and an mpirun
+ * in one of its containers starts ranks on hosts like itself (the pods of its hostfile), so its
+ * `-x FI_PROVIDER=efa` needs EFA in the template itself (SPEC 4: "a container or its mpirun -x").
+ * Pods that mpi-operator created for a launcher are left alone (is_mpi_launcher_pod). */
 static int check_env_without_device(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
@@ -658,6 +662,11 @@ static int check_env_without_device(struct tg_eval *ev)
         if (rank) {
             ranks[nranks++] = t;
             check_own_env(ev, t);
+        }
+        /* A template outside MPIJob that is not a launcher runs its own ranks. */
+        for (size_t k = 0; rank && wl->kind != TG_KIND_MPIJOB && k < t->ncontainers; k++) {
+            if ((rc = check_forwarded(ev, t, &t->containers[k], &t, 1)) < 0)
+                goto out;
         }
     }
     for (size_t i = 0; i < wl->ntpl; i++) {
