@@ -9,8 +9,9 @@
  *     request.options,
  *     request.object.status, request.object.metadata.managedFields,
  *     request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
- *     the same three under request.oldObject, and request.oldObject itself unless
- *     request.kind.kind is "NodeSet" (the only rule that reads the old object).
+ *     and the same three under request.oldObject. oldObject itself is kept for every kind:
+ *     the rules skip an UPDATE whose spec is unchanged (tg_workload_spec_unchanged), and
+ *     nodeset.* compares old and new spec.
  * Skipped members are still fully validated; they are just never built. */
 #ifndef TG_READER_H
 #define TG_READER_H

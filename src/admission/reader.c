@@ -510,14 +510,6 @@ static int read_value(struct reader *r, enum ctx ctx, bool build, json_t **v)
     }
 }
 
-/* Drops request.oldObject unless the review is about a NodeSet. */
-static void drop_old_object(json_t *root, const char *kind)
-{
-    json_t *req = json_object_get(root, "request");
-    if (json_is_object(req) && strcmp(kind, "NodeSet"))
-        json_object_del(req, "oldObject");
-}
-
 static void where(const struct reader *r, int *line, int *col)
 {
     *line = 1;
@@ -554,11 +546,6 @@ json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
         snprintf(err, errlen, "malformed JSON at line %d, column %d: %s", line, col, r.err);
         return NULL;
     }
-    if (json_is_object(root)) {
-        json_t *req = json_object_get(root, "request");
-        const char *kind = json_string_value(json_object_get(json_object_get(req, "kind"), "kind"));
-        drop_old_object(root, kind ? kind : "");
-    }
     return root;
 }
 
@@ -584,6 +571,4 @@ void tg_reader_prune(json_t *root)
     json_object_del(req, "options");
     prune_object(json_object_get(req, "object"));
     prune_object(json_object_get(req, "oldObject"));
-    const char *kind = json_string_value(json_object_get(json_object_get(req, "kind"), "kind"));
-    drop_old_object(root, kind ? kind : "");
 }

@@ -1,0 +1,106 @@
+/* test_review_path.c -- reviewer's regressions for the request path (reader -> review ->
+ * pipeline -> response) as the server runs it: through tg_admission_handle and the arena. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/admission.h"
+#include "tg/arena.h"
+#include "tg/reader.h"
+#include "tg/yaml_json.h"
+
+/* The request of a golden fixture, turned into an UPDATE whose oldObject equals the object
+ * except for `label` in metadata (a metadata-only update). */
+static char *update_body(const char *fixture, const char *label)
+{
+    char err[256];
+    json_error_t jerr;
+    size_t len;
+    char *text = tg_read_file(fixture, 8u << 20, &len, err, sizeof(err));
+    ck_assert_msg(text != NULL, "%s", err);
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
+    ck_assert_ptr_nonnull(root);
+    json_t *req = json_object_get(root, "request");
+    json_t *old = json_deep_copy(json_object_get(req, "object"));
+    json_object_set_new(req, "operation", json_string("UPDATE"));
+    json_object_set_new(json_object_get(old, "metadata"), "labels",
+                        json_pack("{s:s}", "changed", label));
+    json_object_set_new(req, "oldObject", old);
+    char *body = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return body;
+}
+
+static bool answer_allowed(struct tg_policy *pol, const char *body)
+{
+    struct tg_admission_out out;
+    tg_admission_handle(pol, NULL, false, body, strlen(body), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    bool allowed = out.result.allowed;
+    tg_admission_out_release(&out);
+    return allowed;
+}
+
+/* efa/zone/mpi/gang skip an UPDATE whose spec is unchanged (a finalizer or label change on a job
+ * made before the policy must stay possible); the server's reader used to drop oldObject for
+ * every kind but NodeSet, so the skip never happened behind /validate. */
+START_TEST(metadata_only_update_of_a_denied_mpijob_is_allowed_on_the_server_path)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    char *body = update_body("fixtures/reviews/validate-enforce-mpijob-np-exceeds-slots.request.json",
+                             "x");
+    ck_assert(answer_allowed(pol, body));
+    tg_arena_install();
+    ck_assert(answer_allowed(pol, body));
+    json_set_alloc_funcs(malloc, free);
+    free(body);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(metadata_only_update_of_a_denied_pod_is_allowed_on_the_server_path)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    char *body = update_body(
+        "fixtures/reviews/validate-enforce-pod-fi-provider-without-device.request.json", "y");
+    ck_assert(answer_allowed(pol, body));
+    free(body);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+/* The reader keeps oldObject (pruned like object) for every kind. */
+START_TEST(reader_keeps_old_object_of_every_kind)
+{
+    static const char body[] =
+        "{\"request\":{\"kind\":{\"kind\":\"MPIJob\"},\"oldObject\":{\"spec\":{\"a\":1},"
+        "\"status\":{\"s\":1},\"metadata\":{\"managedFields\":[],\"name\":\"n\"}}}}";
+    char err[256];
+    json_t *root = tg_reader_load(body, strlen(body), err, sizeof(err));
+    ck_assert_ptr_nonnull(root);
+    json_t *old = json_object_get(json_object_get(root, "request"), "oldObject");
+    ck_assert_ptr_nonnull(old);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(old, "spec"), "a")), 1);
+    ck_assert_ptr_null(json_object_get(old, "status"));
+    ck_assert_ptr_null(json_object_get(json_object_get(old, "metadata"), "managedFields"));
+    json_error_t jerr;
+    json_t *full = json_loads(body, 0, &jerr);
+    tg_reader_prune(full);
+    ck_assert(json_equal(root, full));
+    json_decref(full);
+    json_decref(root);
+}
+END_TEST
+
+Suite *tg_test_review_path_suite(void);
+Suite *tg_test_review_path_suite(void)
+{
+    Suite *s = suite_create("review_path");
+    TCase *tc = tcase_create("path");
+    tcase_add_test(tc, metadata_only_update_of_a_denied_mpijob_is_allowed_on_the_server_path);
+    tcase_add_test(tc, metadata_only_update_of_a_denied_pod_is_allowed_on_the_server_path);
+    tcase_add_test(tc, reader_keeps_old_object_of_every_kind);
+    suite_add_tcase(s, tc);
+    return s;
+}
