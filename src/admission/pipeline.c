@@ -42,7 +42,7 @@ static int add_warning(json_t *warnings, const char *text)
 }
 
 /* Deny lines, warnings and audit annotations from the sorted findings. */
-static int build_verdict(struct tg_result *res, bool mutating)
+static int build_verdict(struct tg_result *res, bool mutating, bool judge)
 {
     char line[TG_FIELD_MAX + TG_MSG_MAX + 96];
     size_t msglen = 0, cap = 0;
@@ -65,7 +65,10 @@ static int build_verdict(struct tg_result *res, bool mutating)
         findings_ann = grown;
         memcpy(findings_ann + annlen, line, (size_t)n + 1);
         annlen += (size_t)n;
-        if (res->mode == TG_MODE_AUDIT)
+        /* /mutate (validators skipped) only mutates: a finding there (the decoder's
+         * object.invalid-field) neither denies nor warns; /validate, called on the mutated
+         * object, judges it (README). */
+        if (res->mode == TG_MODE_AUDIT || !judge)
             continue;
         if (deny && res->mode == TG_MODE_ENFORCE) {
             size_t len = tg_finding_format(f, line, sizeof(line));
@@ -264,7 +267,7 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
     if (rc < 0)
         goto fail;
     tg_findings_sort(&res->findings);
-    if ((rc = build_verdict(res, opts->mutate)) < 0)
+    if ((rc = build_verdict(res, opts->mutate, !opts->skip_validation)) < 0)
         goto fail;
     if (opts->mutate && (rc = finish_mutation(res, notes)) < 0)
         goto fail;

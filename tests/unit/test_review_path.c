@@ -93,6 +93,52 @@ START_TEST(reader_keeps_old_object_of_every_kind)
 }
 END_TEST
 
+
+/* A Pod with wrong JSON types: object.invalid-field (deny) from the decoder. */
+static const char bad_pod[] =
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+    "\"uid\":\"u1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+    "\"operation\":\"CREATE\",\"namespace\":\"a\",\"object\":{\"apiVersion\":\"v1\","
+    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":\"oops\"},"
+    "\"spec\":{\"containers\":[\"x\"]}}}}";
+
+/* /mutate only mutates (README): the decoder's deny findings used to deny on /mutate. */
+START_TEST(mutate_never_denies_and_validate_still_does)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_admission_out out;
+    tg_admission_handle(pol, NULL, true, bad_pod, strlen(bad_pod), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    ck_assert(out.result.allowed);
+    ck_assert_ptr_null(strstr(out.body, "\"allowed\":false"));
+    ck_assert_uint_eq(json_array_size(out.result.warnings), 0);
+    tg_admission_out_release(&out);
+    tg_admission_handle(pol, NULL, false, bad_pod, strlen(bad_pod), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    ck_assert(!out.result.allowed);
+    ck_assert_ptr_nonnull(strstr(out.body, "object.invalid-field"));
+    tg_admission_out_release(&out);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+/* `check --mutate` runs validators and mutators together: there findings still deny. */
+START_TEST(check_mutate_still_denies)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    char err[256];
+    ck_assert_int_eq(tg_review_parse(bad_pod, strlen(bad_pod), &rv, err, sizeof(err)), 0);
+    struct tg_pipeline_opts opts = {.mutate = true};
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res), 0);
+    ck_assert(!res.allowed);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
 Suite *tg_test_review_path_suite(void);
 Suite *tg_test_review_path_suite(void)
 {
@@ -101,6 +147,8 @@ Suite *tg_test_review_path_suite(void)
     tcase_add_test(tc, metadata_only_update_of_a_denied_mpijob_is_allowed_on_the_server_path);
     tcase_add_test(tc, metadata_only_update_of_a_denied_pod_is_allowed_on_the_server_path);
     tcase_add_test(tc, reader_keeps_old_object_of_every_kind);
+    tcase_add_test(tc, mutate_never_denies_and_validate_still_does);
+    tcase_add_test(tc, check_mutate_still_denies);
     suite_add_tcase(s, tc);
     return s;
 }
