@@ -296,6 +296,24 @@ static size_t env_list_missing(const char *list, json_t *names, char *buf, size_
     return count;
 }
 
+/* Removes from items the variables the user's list does not forward: in a launcher that runs no
+ * rank itself they would only sit in mpirun's env, never reaching a rank (the note says to add
+ * them to the list; the next /mutate then adds their values). */
+static int drop_unlisted(const char *list, json_t *items)
+{
+    struct tg_mpirun run;
+    memset(&run, 0, sizeof(run));
+    run.impl = TG_MPI_OPENMPI;
+    int rc = tg_mpirun_add_env_list(&run, list);
+    for (size_t i = json_array_size(items); rc == 0 && i-- > 0;) {
+        const char *name = json_string_value(json_object_get(json_array_get(items, i), "name"));
+        if (name && !tg_mpirun_find_fwd(&run, name))
+            json_array_remove(items, i);
+    }
+    tg_mpirun_release(&run);
+    return rc;
+}
+
 /* Does any run pass env on its own command line (-x, --mca mca_base_env_list, horovodrun)? */
 static bool cmdline_forwarding(const struct tg_launch *l)
 {
@@ -323,7 +341,10 @@ static bool runs_entrypoint(json_t *c)
 }
 
 /* Open MPI: ranks see a variable only when mpirun forwards it. Decides whether adding
- * OMPI_MCA_mca_base_env_list to the launcher is safe; adds it to items, or notes why not.
+ * OMPI_MCA_mca_base_env_list to the launcher is safe; adds it to items, or notes why not. When the
+ * user set the list, it is kept as written (SPEC 5), and, unless the launcher runs ranks itself
+ * (runs_ranks: it requests EFA or runLauncherAsWorker), the variables it leaves out are taken out
+ * of items: they would never reach a rank, and /validate would then blame the webhook's own patch.
  *
  * Sources (all Open MPI's or PRRTE's own):
  * - open-mpi/ompi: orte/tools/orterun/orterun.1in (4.x), "Exported Environment Variables":
@@ -339,7 +360,7 @@ static bool runs_entrypoint(json_t *c)
  *   src/mca/schizo/ompi/schizo_ompi.c parse_env() reads getenv("OMPI_MCA_mca_base_env_list") and
  *   splits it on ';' (the OMPI_ spelling, not PRTE_MCA_). */
 static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, json_t *names,
-                              json_t *items)
+                              json_t *items, bool runs_ranks)
 {
     char miss[160], field[TG_PATH_MAX + 16];
     const struct tg_launch *l;
@@ -348,15 +369,26 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
     const char *list = tg_env_value(k->c, ENV_LIST_VAR, &defined);
     if (defined) {
         /* Never override the user's list: check it, and say what it leaves out. */
-        if (!list)
+        if (!list) {
             note(ev, k->path.field,
                  "%s comes from valueFrom; make sure it lists the EFA variables or ranks on "
                  "workers will not see them",
                  ENV_LIST_VAR);
-        else if (env_list_missing(list, names, miss, sizeof(miss)))
+        } else if (!env_list_missing(list, names, miss, sizeof(miss))) {
+            return 0;
+        } else if (runs_ranks) {
+            /* its own ranks inherit its env: the variables still belong there */
             note(ev, k->path.field,
                  "%s does not list %s: ranks on workers will not see them; add them to it",
                  ENV_LIST_VAR, miss);
+        } else {
+            /* the launcher runs no rank: what the list leaves out would reach none */
+            note(ev, k->path.field,
+                 "%s does not list %s: not added to the launcher (ranks on workers would not "
+                 "see them); add them to the list",
+                 ENV_LIST_VAR, miss);
+            return drop_unlisted(list, items) < 0 ? -ENOMEM : 0;
+        }
         return 0;
     }
     if ((rc = tg_eval_launch(ev, k->c, TG_MPI_OPENMPI, &l)) < 0)
@@ -471,7 +503,8 @@ static int inject_launcher(struct tg_eval *ev, const struct tg_container *k, str
              "unknown value \"%.40s\": EFA variables are not forwarded to the ranks",
              m->implementation);
     else if (impl == TG_MPI_OPENMPI)
-        rc = openmpi_forwarding(ev, k, names, items);
+        rc = openmpi_forwarding(ev, k, names, items,
+                                requests_efa(k->c) || m->run_launcher_as_worker);
     else
         rc = hydra_forwarding(ev, k, names, impl);
     /* envFrom (not opted in) or an unusable env: nothing is added, the forwarding list included. */

@@ -390,7 +390,8 @@ static bool reaches_ranks(const struct tg_launch *l, const char *name)
     return true;
 }
 
-static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_launch *l)
+static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_container *lc,
+                      const struct tg_launch *l)
 {
     const struct tg_container *wc = main_container(m->worker);
     json_t *env = wc ? json_object_get(wc->c, "env") : NULL;
@@ -428,7 +429,14 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
     const char *field = p.field;
     if (missing > 2)
         snprintf(more, sizeof(more), " (+%zu more)", missing - 2);
-    if (openmpi)
+    bool own_list = false;
+    tg_env_value(lc->c, "OMPI_MCA_mca_base_env_list", &own_list);
+    if (openmpi && own_list)   /* -x next to that list aborts Open MPI 4: extend the list */
+        tg_report(ev, "mpi.env-not-forwarded", field,
+                  "%s%s: set only on workers, never seen by ranks (fresh sshd env); list in "
+                  "the launcher's OMPI_MCA_mca_base_env_list",
+                  names, more);
+    else if (openmpi)
         tg_report(ev, "mpi.env-not-forwarded", field,
                   "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
                   "set on the launcher and add %s",
@@ -507,7 +515,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     if (count_slots(m, &s))
         for (size_t i = 0; i < l->nruns; i++)
             check_run(ev, lc, &l->runs[i], &s);
-    check_env(ev, m, l);
+    check_env(ev, m, lc, l);
     return 0;
 }
 

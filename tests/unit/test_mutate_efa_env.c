@@ -411,12 +411,33 @@ static const struct fwd_case fwd_cases[] = {
     {"OpenMPI", "            command: [sh, -c, \"mpirun -x 'NCCL_DEBUG=INFO' -np 2 /app\"]\n",
      "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
      "add -x FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
-    /* The user's list leaves some out: kept, warned. */
+    /* The user's list leaves some out: kept; what it leaves out is not added (it would reach
+     * no rank), and the warning says to add them to the list. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: OMPI_MCA_mca_base_env_list, value: 'FI_PROVIDER=efa;A'}]\n",
-     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
-     "does not list FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
+     "OMPI_MCA_mca_base_env_list,FI_PROVIDER",
+     "does not list FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME: not added to the launcher"},
+    /* The list forwards none of them: nothing is added to the launcher. */
+    {"OpenMPI",
+     "            command: [mpirun, /app]\n"
+     "            env: [{name: OMPI_MCA_mca_base_env_list, value: NCCL_DEBUG}]\n",
+     "OMPI_MCA_mca_base_env_list",
+     "does not list FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME: not added"},
+    /* The list names every one: all added, nothing to say. */
+    {"OpenMPI",
+     "            command: [mpirun, /app]\n"
+     "            env: [{name: OMPI_MCA_mca_base_env_list,"
+     " value: 'NCCL_SOCKET_IFNAME;FI_EFA_USE_DEVICE_RDMA;FI_PROVIDER'}]\n",
+     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
+    /* A launcher that requests EFA runs its own ranks, which inherit its env: all added, and
+     * the warning names what the list leaves out for the workers. */
+    {"OpenMPI",
+     "            command: [mpirun, /app]\n"
+     "            resources: {limits: {vpc.amazonaws.com/efa: 1}}\n"
+     "            env: [{name: OMPI_MCA_mca_base_env_list, value: 'FI_PROVIDER=efa;A'}]\n",
+     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,NCCL_SOCKET_IFNAME",
+     "does not list NCCL_SOCKET_IFNAME: ranks on workers will not see them"},
     /* The user's list from valueFrom: cannot be checked. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
