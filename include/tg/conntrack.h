@@ -5,7 +5,9 @@
  *   waiting  -- from accept (TLS handshake included) or the end of the previous response until a
  *               request line arrives: at most the idle timeout;
  *   headers  -- from the request line until the headers are complete: at most the header timeout;
- *   request  -- in the handler: not reaped (the body has the idle timeout and the body cap).
+ *   request  -- from complete headers (first handler call) until the response is sent: at most
+ *               the request timeout when set; a body dribbled a byte at a time is never idle, and
+ *               the API server gives up after at most 30 s (timeoutSeconds) anyway.
  * The API server sends its headers at once, so a few seconds is generous for it. */
 #ifndef TG_CONNTRACK_H
 #define TG_CONNTRACK_H
@@ -16,6 +18,7 @@
 struct tg_conntrack_limits {
     unsigned int idle_ms;      /* waiting phase */
     unsigned int header_ms;    /* headers phase */
+    unsigned int request_ms;   /* request phase (body and handler); 0: not reaped */
 };
 
 /* MHD_OPTION_NOTIFY_CONNECTION callback; cls is a struct tg_conntrack_limits (static storage). */

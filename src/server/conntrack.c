@@ -116,7 +116,9 @@ unsigned int tg_conntrack_reap(void)
         int phase = atomic_load(&k->phase);
         int64_t age = now - atomic_load(&k->since_ms);
         bool late = (phase == PHASE_WAITING && age > (int64_t)k->limits->idle_ms) ||
-                    (phase == PHASE_HEADERS && age > (int64_t)k->limits->header_ms);
+                    (phase == PHASE_HEADERS && age > (int64_t)k->limits->header_ms) ||
+                    (phase == PHASE_REQUEST && k->limits->request_ms &&
+                     age > (int64_t)k->limits->request_ms);
         if (late && !k->cut) {
             /* shutdown, not close: the fd stays MHD's, which sees EOF and cleans up. */
             shutdown(k->fd, SHUT_RDWR);

@@ -686,6 +686,9 @@ int tg_server_run(const struct tg_server_config *cfg)
     srv.cfg = cfg;
     web_limits.idle_ms = cfg->connection_timeout * 1000;
     web_limits.header_ms = cfg->header_timeout * 1000;
+    /* A body dribbled past the API server's own deadline (at most 30 s) serves nobody, and each
+     * such connection pins a slot and up to TG_RESERVE_MAX of buffer. */
+    web_limits.request_ms = cfg->connection_timeout * 1000;
     probe_limits.idle_ms = 10 * 1000;
     probe_limits.header_ms = 5 * 1000;
     atomic_store(&srv.shutting_down, false);
