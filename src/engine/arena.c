@@ -8,8 +8,12 @@
 #include "tg/arena.h"
 
 /* The first block serves a typical review (a 7 KB Pod builds about 40 KB of values); it is kept
- * between requests. Larger requests chain extra blocks, freed at the end of the request. */
+ * between requests. Larger requests chain extra blocks, freed at the end of the request. Each new
+ * block is twice the previous one (up to MAX_BLOCK): arena_free walks the chain on every free, so
+ * the chain must stay short (a 7 MiB body of tiny values made ~1000 equal blocks, and releasing
+ * its tree took seconds of CPU). */
 #define FIRST_BLOCK ((size_t)128 * 1024)
+#define MAX_BLOCK ((size_t)16 * 1024 * 1024)
 #define ALIGN 16
 
 struct block {
@@ -54,7 +58,8 @@ static void *arena_malloc(size_t size)
     size_t need = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
     struct block *b = arena.head;
     if (!b || b->used + need > b->size) {
-        size_t bs = need > FIRST_BLOCK ? need : FIRST_BLOCK;
+        size_t grow = !b ? FIRST_BLOCK : b->size < MAX_BLOCK / 2 ? b->size * 2 : MAX_BLOCK;
+        size_t bs = need > grow ? need : grow;
         struct block *nb = block_new(bs);
         if (!nb)
             return NULL;
@@ -106,6 +111,14 @@ void tg_json_free(void *p)
     json_free_t f = NULL;
     json_get_alloc_funcs(NULL, &f);
     (f ? f : free)(p);
+}
+
+size_t tg_arena_blocks(void)
+{
+    size_t n = 0;
+    for (const struct block *b = arena.head; b; b = b->next)
+        n++;
+    return n;
 }
 
 size_t tg_arena_retained(void)
