@@ -12,7 +12,13 @@
  *     and the same three under request.oldObject. oldObject itself is kept for every kind:
  *     the rules skip an UPDATE whose spec is unchanged (tg_workload_spec_unchanged), and
  *     nodeset.* compares old and new spec.
- * Skipped members are still fully validated; they are just never built. */
+ * Skipped members are still fully validated; they are just never built.
+ * One exception to "accepts exactly what jansson accepts": a review whose built tree would hold
+ * more than TG_READER_MAX_VALUES values is refused ("review too large"). Each value costs about
+ * 50 bytes, so a 3 MiB body of tiny values (an array of zeros in a CRD's preserved fields, or a
+ * huge labels map seen by /mutate before validation) built ~80 MiB per request, and a few at once
+ * OOM-killed a pod with a 128 MiB limit. Real objects hold a few thousand values. */
+#define TG_READER_MAX_VALUES 250000
 #ifndef TG_READER_H
 #define TG_READER_H
 

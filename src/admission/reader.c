@@ -29,6 +29,8 @@ struct reader {
     char *scratch; /* decoded strings */
     size_t cap;
     int depth;
+    size_t built; /* values built so far (TG_READER_MAX_VALUES) */
+    bool too_many;
     char err[160];
     const char *err_at;
 };
@@ -484,6 +486,10 @@ static int read_value(struct reader *r, enum ctx ctx, bool build, json_t **v)
 {
     if (r->p >= r->end)
         return fail(r, r->p, "unexpected end of input");
+    if (build && ++r->built > TG_READER_MAX_VALUES) {
+        r->too_many = true;
+        return fail(r, r->p, "too many values");
+    }
     switch (*r->p) {
     case '{':
         return read_object(r, ctx, build, v);
@@ -540,6 +546,11 @@ json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
         }
     }
     free(r.scratch);
+    if (!root && r.too_many) {
+        snprintf(err, errlen, "review too large: more than %d JSON values in the members the "
+                 "rules read", TG_READER_MAX_VALUES);
+        return NULL;
+    }
     if (!root) {
         int line, col;
         where(&r, &line, &col);

@@ -1,6 +1,7 @@
 /* test_review_path.c -- reviewer's regressions for the request path (reader -> review ->
  * pipeline -> response) as the server runs it: through tg_admission_handle and the arena. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,47 @@ START_TEST(check_mutate_still_denies)
 }
 END_TEST
 
+/* A body of tiny values is refused before it costs ~50 bytes a value (OOM under a 128 MiB
+ * limit); the same values in a skipped member (managedFields) cost nothing and are accepted. */
+static char *many_values(const char *where, int n)
+{
+    char *b = malloc((size_t)n * 2 + 1024), *p = b;
+    p += sprintf(p, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                    "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+                    "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{\"apiVersion\":"
+                    "\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"%s\":[", where);
+    for (int i = 0; i < n; i++) {
+        *p++ = i ? ',' : ' ';
+        *p++ = '0';
+    }
+    sprintf(p, "]},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}");
+    return b;
+}
+
+START_TEST(a_review_with_too_many_values_is_refused_with_400)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_admission_out out;
+    char *big = many_values("x", TG_READER_MAX_VALUES + 10);
+    tg_admission_handle(pol, NULL, false, big, strlen(big), &out);
+    ck_assert_int_eq(out.http_status, 400);
+    ck_assert_ptr_nonnull(strstr(out.body, "review too large"));
+    tg_admission_out_release(&out);
+    free(big);
+    char *skipped = many_values("managedFields", TG_READER_MAX_VALUES + 10);
+    tg_admission_handle(pol, NULL, false, skipped, strlen(skipped), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    tg_admission_out_release(&out);
+    free(skipped);
+    char *ok = many_values("x", 1000);
+    tg_admission_handle(pol, NULL, false, ok, strlen(ok), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    tg_admission_out_release(&out);
+    free(ok);
+    tg_policy_unref(pol);
+}
+END_TEST
+
 Suite *tg_test_review_path_suite(void);
 Suite *tg_test_review_path_suite(void)
 {
@@ -149,6 +191,7 @@ Suite *tg_test_review_path_suite(void)
     tcase_add_test(tc, reader_keeps_old_object_of_every_kind);
     tcase_add_test(tc, mutate_never_denies_and_validate_still_does);
     tcase_add_test(tc, check_mutate_still_denies);
+    tcase_add_test(tc, a_review_with_too_many_values_is_refused_with_400);
     suite_add_tcase(s, tc);
     return s;
 }
