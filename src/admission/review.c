@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/finding.h"
 #include "tg/reader.h"
 #include "tg/review.h"
 
@@ -153,8 +154,12 @@ int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t er
             rv->api_version = review_versions[i];
     }
     if (!rv->api_version) {
-        snprintf(err, errlen, "unsupported apiVersion \"%.64s\": expected admission.k8s.io/v1 or v1beta1",
-                 json_string_value(av));
+        /* Cut by runes, not bytes: a split UTF-8 sequence made the Status body unencodable, and
+         * the client got a 400 without any message. */
+        char shown[64 * 4 + 1];
+        tg_text_sanitize(json_string_value(av), shown, sizeof(shown), 64);
+        snprintf(err, errlen, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1 or v1beta1",
+                 shown);
         goto fail;
     }
     req = json_object_get(root, "request");

@@ -181,6 +181,26 @@ START_TEST(a_review_with_too_many_values_is_refused_with_400)
 }
 END_TEST
 
+/* A 400 that quotes the client's apiVersion keeps its message when the value is long and
+ * non-ASCII (a byte cut used to split a UTF-8 sequence: the Status had no message at all). */
+START_TEST(a_long_non_ascii_api_version_still_gets_a_message)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_admission_out out;
+    char av[200], body[512];
+    memset(av, 'a', 63);
+    strcpy(av + 63, "\xc3\xa9\xc3\xa9\xc3\xa9");
+    snprintf(body, sizeof(body), "{\"apiVersion\":\"%s\",\"kind\":\"AdmissionReview\","
+             "\"request\":{\"uid\":\"u\"}}", av);
+    tg_admission_handle(pol, NULL, false, body, strlen(body), &out);
+    ck_assert_int_eq(out.http_status, 400);
+    ck_assert_ptr_nonnull(out.body);
+    ck_assert_ptr_nonnull(strstr(out.body, "unsupported apiVersion"));
+    tg_admission_out_release(&out);
+    tg_policy_unref(pol);
+}
+END_TEST
+
 Suite *tg_test_review_path_suite(void);
 Suite *tg_test_review_path_suite(void)
 {
@@ -192,6 +212,7 @@ Suite *tg_test_review_path_suite(void)
     tcase_add_test(tc, mutate_never_denies_and_validate_still_does);
     tcase_add_test(tc, check_mutate_still_denies);
     tcase_add_test(tc, a_review_with_too_many_values_is_refused_with_400);
+    tcase_add_test(tc, a_long_non_ascii_api_version_still_gets_a_message);
     suite_add_tcase(s, tc);
     return s;
 }
