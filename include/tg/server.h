@@ -29,6 +29,7 @@ struct tg_server_config {
     unsigned int max_connections;
     unsigned int connection_timeout;   /* idle seconds before MHD closes a connection */
     unsigned int header_timeout;       /* seconds from a request line to complete headers */
+    size_t max_buffered;               /* all request bodies together, bytes (0: no limit) */
     unsigned int reload_interval;      /* seconds between certificate file checks */
     size_t max_body;
 };
@@ -86,9 +87,14 @@ struct tg_body {
 };
 
 void tg_body_init(struct tg_body *b, size_t max);
-/* Makes room for n bytes in total (a known Content-Length). 0, -EFBIG (n > max), -ENOMEM. */
+/* The process-wide budget for all body buffers together (0: none; default 64 MiB). A buffer that
+ * would pass it fails with -ENOSPC (the server answers 503). */
+void tg_body_budget_set(size_t bytes);
+size_t tg_body_buffered(void);
+/* Makes room for n bytes in total (a known Content-Length). 0, -EFBIG (n > max), -ENOSPC (the
+ * process budget is used up), -ENOMEM. */
 int tg_body_reserve(struct tg_body *b, size_t n);
-/* Appends; 0, -EFBIG when len + n would pass max (nothing appended), -ENOMEM. */
+/* Appends; 0, -EFBIG when len + n would pass max (nothing appended), -ENOSPC, -ENOMEM. */
 int tg_body_append(struct tg_body *b, const char *data, size_t n);
 void tg_body_release(struct tg_body *b);
 

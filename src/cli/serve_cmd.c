@@ -25,6 +25,7 @@ enum {
     OPT_MAX_CONNECTIONS,
     OPT_CONNECTION_TIMEOUT,
     OPT_HEADER_TIMEOUT,
+    OPT_MAX_BUFFERED,
     OPT_RELOAD_INTERVAL,
     OPT_HELP,
 };
@@ -44,6 +45,7 @@ static const struct option options[] = {
     {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT},
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"max-buffered-mib", required_argument, NULL, OPT_MAX_BUFFERED},
     {"reload-interval", required_argument, NULL, OPT_RELOAD_INTERVAL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -75,6 +77,8 @@ static void usage(FILE *out, const struct tg_server_config *d)
             "                               long to send a request line (default %u)\n"
             "  --header-timeout SECONDS     close a connection whose request headers take longer\n"
             "                               than this after its request line (default %u)\n"
+            "  --max-buffered-mib N         request bodies held at once, all connections together;\n"
+            "                               past it new bodies get 503 (default %zu, 0: no limit)\n"
             "  --reload-interval SECONDS    how often the certificate files are checked\n"
             "                               (default %u)\n"
             "  --log-level debug|info|warn|error   (default info)\n"
@@ -84,7 +88,7 @@ static void usage(FILE *out, const struct tg_server_config *d)
             "policy. Exit 1 when it cannot start (the log line names the file and the problem),\n"
             "2 on bad usage.\n",
             d->listen, d->probe_listen, d->threads, d->shutdown_delay, d->drain_timeout,
-            d->max_connections, d->connection_timeout, d->header_timeout, d->reload_interval);
+            d->max_connections, d->connection_timeout, d->header_timeout, d->max_buffered >> 20, d->reload_interval);
 }
 
 /* Parses a whole unsigned number in [min, max]; 0 or -EINVAL. */
@@ -157,6 +161,12 @@ int tg_cmd_serve(int argc, char **argv)
         case OPT_CONNECTION_TIMEOUT:
             rc = parse_uint("connection-timeout", optarg, 1, 3600, &cfg.connection_timeout);
             break;
+        case OPT_MAX_BUFFERED: {
+            unsigned int mib;
+            rc = parse_uint("max-buffered-mib", optarg, 0, 65536, &mib);
+            cfg.max_buffered = (size_t)mib << 20;
+            break;
+        }
         case OPT_HEADER_TIMEOUT:
             rc = parse_uint("header-timeout", optarg, 1, 3600, &cfg.header_timeout);
             break;

@@ -1,6 +1,7 @@
 /* route.c -- the route tables, content-type match, capped body buffer and listen addresses. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,22 @@ int tg_content_length_parse(const char *s, unsigned long long *out)
     return 0;
 }
 
+/* Bytes held by every request body buffer of the process, against one budget: 7 MiB per request
+ * times --max-connections would otherwise let a few dozen slow uploads exhaust the pod's memory
+ * limit. 0 means no budget. */
+static _Atomic size_t buffered;
+static size_t budget = (size_t)64 << 20;
+
+void tg_body_budget_set(size_t bytes)
+{
+    budget = bytes;
+}
+
+size_t tg_body_buffered(void)
+{
+    return atomic_load(&buffered);
+}
+
 void tg_body_init(struct tg_body *b, size_t max)
 {
     b->buf = NULL;
@@ -118,10 +135,17 @@ static int body_grow(struct tg_body *b, size_t need)
         ncap = ncap > b->max / 2 ? b->max : ncap * 2;
     if (ncap > b->max)
         ncap = b->max;
+    size_t delta = ncap - b->cap;
+    if (atomic_fetch_add(&buffered, delta) + delta > budget && budget) {
+        atomic_fetch_sub(&buffered, delta);
+        return -ENOSPC;
+    }
     /* +1 keeps room for a NUL so that parsers may treat the body as a string. */
     char *nb = realloc(b->buf, ncap + 1);
-    if (!nb)
+    if (!nb) {
+        atomic_fetch_sub(&buffered, delta);
         return -ENOMEM;
+    }
     b->buf = nb;
     b->cap = ncap;
     return 0;
@@ -133,9 +157,16 @@ int tg_body_reserve(struct tg_body *b, size_t n)
         return -EFBIG;
     if (n <= b->cap)
         return 0;
+    size_t delta = n - b->cap;
+    if (atomic_fetch_add(&buffered, delta) + delta > budget && budget) {
+        atomic_fetch_sub(&buffered, delta);
+        return -ENOSPC;
+    }
     char *nb = realloc(b->buf, n + 1);
-    if (!nb)
+    if (!nb) {
+        atomic_fetch_sub(&buffered, delta);
         return -ENOMEM;
+    }
     b->buf = nb;
     b->cap = n;
     return 0;
@@ -157,6 +188,7 @@ int tg_body_append(struct tg_body *b, const char *data, size_t n)
 
 void tg_body_release(struct tg_body *b)
 {
+    atomic_fetch_sub(&buffered, b->cap);
     free(b->buf);
     tg_body_init(b, b->max);
 }
@@ -230,6 +262,7 @@ void tg_server_config_defaults(struct tg_server_config *c)
      * dribbling connection past that serves nobody. */
     c->connection_timeout = 30;
     c->header_timeout = 10;
+    c->max_buffered = (size_t)64 << 20;
     c->reload_interval = 5;
     c->max_body = TG_BODY_MAX;
 }

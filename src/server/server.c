@@ -78,8 +78,8 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned int status, ch
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    /* While draining, ask keep-alive clients to reconnect (to another replica). */
-    if (atomic_load(&srv.shutting_down))
+    /* While draining or busy, ask keep-alive clients to reconnect (to another replica). */
+    if (atomic_load(&srv.shutting_down) || status == MHD_HTTP_SERVICE_UNAVAILABLE)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
@@ -167,7 +167,13 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
         }
         /* One allocation of the declared size instead of doubling up to it; only up to 1 MiB,
          * so that a client declaring 7 MiB and sending nothing does not pin 7 MiB. */
-        if (cl <= TG_RESERVE_MAX && tg_body_reserve(&r->body, (size_t)cl) < 0) {
+        int rc = cl <= TG_RESERVE_MAX ? tg_body_reserve(&r->body, (size_t)cl) : 0;
+        if (rc == -ENOSPC) {
+            snprintf(r->msg, sizeof(r->msg), "busy: request bodies in flight use the whole "
+                     "buffer budget (--max-buffered-mib); retry");
+            return MHD_HTTP_SERVICE_UNAVAILABLE;
+        }
+        if (rc < 0) {
             snprintf(r->msg, sizeof(r->msg), "out of memory");
             return MHD_HTTP_INTERNAL_SERVER_ERROR;
         }
@@ -296,6 +302,11 @@ static enum MHD_Result webhook_access(void *cls, struct MHD_Connection *c, const
                 r->status = MHD_HTTP_CONTENT_TOO_LARGE;
                 snprintf(r->msg, sizeof(r->msg), "request body is over the limit of %zu bytes",
                          srv.cfg->max_body);
+                tg_body_release(&r->body);
+            } else if (rc == -ENOSPC) {
+                r->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+                snprintf(r->msg, sizeof(r->msg), "busy: request bodies in flight use the whole "
+                         "buffer budget (--max-buffered-mib); retry");
                 tg_body_release(&r->body);
             } else if (rc < 0) {
                 r->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -704,6 +715,7 @@ int tg_server_run(const struct tg_server_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    tg_body_budget_set(cfg->max_buffered);
     /* Request-path JSON comes from per-thread arenas (src/engine/arena.c): before any thread. */
     tg_arena_install();
     if (tg_metrics_init(tg_rule_defs, tg_rule_count, TG_VERSION) < 0) {
