@@ -24,6 +24,26 @@ static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t 
     return 0;
 }
 
+/* The API server keeps 4096 runes of warnings per request and then cuts every warning to 256
+ * runes or drops the rest (api-facts 1.7): past this many, one line says how many more there are
+ * (all of them are in the findings audit annotation and the deny message). */
+#define TG_MAX_WARNINGS 20
+
+static int cap_warnings(json_t *warnings)
+{
+    size_t n = json_array_size(warnings);
+    char text[160];
+    if (n <= TG_MAX_WARNINGS)
+        return 0;
+    while (json_array_size(warnings) > TG_MAX_WARNINGS - 1)
+        json_array_remove(warnings, json_array_size(warnings) - 1);
+    snprintf(text, sizeof(text),
+             "[trainguard] %zu more warnings not shown: the findings audit annotation lists every "
+             "finding, and `trainguard check` prints them all",
+             n - (TG_MAX_WARNINGS - 1));
+    return json_array_append_new(warnings, json_string(text)) ? -ENOMEM : 0;
+}
+
 /* Appends text as a warning unless an identical one is there (the apiserver dedups too). */
 static int add_warning(json_t *warnings, const char *text)
 {
@@ -105,7 +125,8 @@ static int build_verdict(struct tg_result *res, bool mutating, bool judge)
         res->message = msg;
         msg = NULL;
     }
-    if (findings_ann) {
+    /* /mutate records only would-patch (SPEC 9); /validate records findings and would-deny. */
+    if (findings_ann && judge) {
         if (json_object_set_new(res->audit, "findings", json_string(findings_ann)) ||
             json_object_set_new(res->audit, "would-deny", json_string(would_deny ? "true" : "false"))) {
             rc = -ENOMEM;
@@ -270,6 +291,8 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
     if ((rc = build_verdict(res, opts->mutate, !opts->skip_validation)) < 0)
         goto fail;
     if (opts->mutate && (rc = finish_mutation(res, notes)) < 0)
+        goto fail;
+    if ((rc = cap_warnings(res->warnings)) < 0)
         goto fail;
     json_decref(notes);
     return 0;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tg/arena.h"
 #include "tg/policy.h"
 
 /* Error text of one load: up to 20 lines of "file: line L, column C: path: reason". */
@@ -77,7 +78,7 @@ static void log_line(const char *level, const char *msg, const char *path, const
     line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (line) {
         fprintf(stderr, "%s\n", line);
-        free(line);
+        tg_json_free(line);
     }
     json_decref(o);
 }

@@ -16,6 +16,7 @@
 #include "tg/arena.h"
 #include "tg/cli.h"
 #include "tg/conntrack.h"
+#include "tg/finding.h"
 #include "tg/log.h"
 #include "tg/metrics.h"
 #include "tg/pipeline.h"
@@ -142,20 +143,26 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
             return MHD_HTTP_FORBIDDEN;
     }
     r->route = tg_route_find(tg_webhook_routes, tg_webhook_route_count, url, method, &known);
+    /* What the client sent is echoed cut by characters, valid UTF-8, no control characters:
+     * MHD decodes %xx in the path, so a byte cut could leave a message JSON cannot carry. */
+    char safe_url[256], safe_method[48], safe_ctype[128];
+    tg_text_sanitize(url, safe_url, sizeof(safe_url), 60);
+    tg_text_sanitize(method, safe_method, sizeof(safe_method), 12);
     if (!r->route && !known) {
-        snprintf(r->msg, sizeof(r->msg), "no such path: %.200s (use /validate or /mutate)", url);
+        snprintf(r->msg, sizeof(r->msg), "no such path: %s (use /validate or /mutate)", safe_url);
         return MHD_HTTP_NOT_FOUND;
     }
     if (!r->route) {
         tg_route_allow(tg_webhook_routes, tg_webhook_route_count, url, allow, allowlen);
-        snprintf(r->msg, sizeof(r->msg), "method %.32s not allowed on %.200s (allowed: %.60s)",
-                 method, url, allow);
+        snprintf(r->msg, sizeof(r->msg), "method %s not allowed on %s (allowed: %.60s)",
+                 safe_method, safe_url, allow);
         return MHD_HTTP_METHOD_NOT_ALLOWED;
     }
     v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!tg_content_type_is_json(v)) {
-        snprintf(r->msg, sizeof(r->msg), "Content-Type must be application/json, got '%.100s'",
-                 v ? v : "");
+        tg_text_sanitize(v ? v : "", safe_ctype, sizeof(safe_ctype), 30);
+        snprintf(r->msg, sizeof(r->msg), "Content-Type must be application/json, got '%s'",
+                 safe_ctype);
         return MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
     }
     v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);

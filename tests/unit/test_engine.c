@@ -274,6 +274,20 @@ static int mutator_add_env(struct tg_eval *ev)
                                  json_pack("[{s:s, s:s}]", "name", "X", "value", "1"));
 }
 
+static int rule_many_warnings(struct tg_eval *ev)
+{
+    char field[64];
+    for (int i = 0; i < 30; i++) {
+        snprintf(field, sizeof(field), "spec.containers[%d].resources", i);
+        tg_report(ev, "efa.no-hugepages", field, "warn %d", i);
+    }
+    return 0;
+}
+
+static const struct tg_validator many_validators[] = {
+    {"many", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE, rule_many_warnings},
+};
+
 static const struct tg_validator test_validators[] = {
     {"test", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE | TG_OP_UPDATE, rule_deny_and_warn},
 };
@@ -495,6 +509,48 @@ START_TEST(policy_rule_actions_and_namespace_modes_apply)
 }
 END_TEST
 
+START_TEST(warnings_are_capped_with_a_line_that_counts_the_rest)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_review rv;
+    struct tg_result res;
+    struct tg_pipeline_opts opts = {0};
+    char err[256];
+    opts.validators = many_validators;
+    opts.nvalidators = 1;
+    ck_assert_int_eq(tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res), 0);
+    ck_assert_uint_eq(json_array_size(res.warnings), 20);
+    ck_assert(strstr(json_string_value(json_array_get(res.warnings, 19)), "11 more warnings"));
+    ck_assert_uint_eq(res.findings.n, 30);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    tg_policy_unref(pol);
+}
+END_TEST
+
+START_TEST(mutate_records_no_verdict_annotations_for_decoder_findings)
+{
+    struct tg_policy *pol = tg_policy_new_default();
+    struct tg_admission_out out;
+    static const char body[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+        "\"operation\":\"CREATE\",\"namespace\":\"ml\",\"object\":{\"apiVersion\":\"v1\","
+        "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":\"bad\"}}}}";
+    tg_admission_handle(pol, NULL, true, body, strlen(body), &out);
+    ck_assert_int_eq(out.http_status, 200);
+    ck_assert_str_eq(out.verdict, "allowed");
+    ck_assert_ptr_null(strstr(out.body, "would-deny"));
+    tg_admission_out_release(&out);
+    tg_admission_handle(pol, NULL, false, body, strlen(body), &out);
+    ck_assert_str_eq(out.verdict, "denied");
+    ck_assert_ptr_nonnull(strstr(out.body, "\"would-deny\":\"true\""));
+    tg_admission_out_release(&out);
+    tg_policy_unref(pol);
+}
+END_TEST
+
 START_TEST(rule_ids_are_unique_and_well_formed)
 {
     for (size_t i = 0; i < tg_rule_count; i++) {
@@ -580,6 +636,8 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, a_rule_that_cannot_decide_is_an_error_not_an_allow);
     tcase_add_test(tc, policy_rule_actions_and_namespace_modes_apply);
     tcase_add_test(tc, rule_ids_are_unique_and_well_formed);
+    tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
+    tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
                         sizeof(writer_inputs) / sizeof(writer_inputs[0]));
