@@ -1,5 +1,6 @@
 /* arena.c -- thread-local bump allocator behind jansson (see include/tg/arena.h). */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +29,28 @@ struct arena {
 };
 
 static _Thread_local struct arena arena;
+
+/* A thread that used its arena frees its blocks when it exits (MHD's worker threads at daemon
+ * stop): the key's destructor runs before the thread's storage goes. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void free_blocks(void *p)
+{
+    struct arena *a = p;
+    struct block *b = a->head;
+    while (b) {
+        struct block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, free_blocks);
+}
 
 static struct block *block_new(size_t size)
 {
@@ -58,6 +81,10 @@ static void *arena_malloc(size_t size)
     size_t need = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
     struct block *b = arena.head;
     if (!b || b->used + need > b->size) {
+        if (!b) {
+            pthread_once(&exit_once, make_exit_key);
+            pthread_setspecific(exit_key, &arena);
+        }
         size_t grow = !b ? FIRST_BLOCK : b->size < MAX_BLOCK / 2 ? b->size * 2 : MAX_BLOCK;
         size_t bs = need > grow ? need : grow;
         struct block *nb = block_new(bs);
