@@ -710,6 +710,30 @@ static int push_items(json_t *arr, const struct tg_sh_vars *vars, struct tg_sh_w
     return 0;
 }
 
+/* Does any string the command line can be made of (command, args, literal env values that
+ * $(VAR) or $VAR could bring in) contain a launcher name? When none does, no word of the command
+ * line can be a launcher, and the shell reader (the costliest step of a request) is skipped. A
+ * name split across shell quotes ("mpi"run) is not seen: documented in docs/launcher.md. */
+static bool mentions_launcher(json_t *container)
+{
+    static const char *const names[] = {"mpirun", "mpiexec", "orterun", "prterun", "horovodrun"};
+    static const char *const lists[] = {"command", "args", "env"};
+    for (size_t l = 0; l < 3; l++) {
+        json_t *arr = json_object_get(container, lists[l]);
+        size_t i;
+        json_t *item;
+        json_array_foreach(arr, i, item)
+        {
+            const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
+            for (size_t k = 0; s && k < sizeof(names) / sizeof(names[0]); k++) {
+                if (strstr(s, names[k]))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
 int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
 {
     struct tg_sh_vars vars;
@@ -724,7 +748,7 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
         goto out;
     cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
           (json_is_array(args) ? json_array_size(args) : 0);
-    if (cap == 0)
+    if (cap == 0 || !mentions_launcher(container))
         goto out;
     words = calloc(cap, sizeof(*words));
     if (!words) {
