@@ -21,9 +21,10 @@ static const struct tg_command commands[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: trainguard COMMAND [OPTIONS]\n\n"
-                 "Admission webhook for distributed ML training on EKS (EFA, MPI, gang, Slinky).\n\n"
-                 "Commands:\n");
+    fprintf(out,
+            "usage: trainguard COMMAND [OPTIONS]\n\n"
+            "Admission webhook for distributed ML training on EKS (EFA, MPI, gang, Slinky).\n\n"
+            "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\nRun 'trainguard COMMAND --help' for the options of a command.\n");

@@ -9,14 +9,14 @@
 #include "tg/pipeline.h"
 
 struct tg_admission_out {
-    int http_status;          /* 200 with a review; 400 bad request; 500 could not decide */
-    char *body;               /* malloc'd JSON (review or Status); release frees it */
+    int http_status; /* 200 with a review; 400 bad request; 500 could not decide */
+    char *body;      /* malloc'd JSON (review or Status); release frees it */
     size_t len;
-    bool decoded;             /* a review was decoded: the fields below are set */
-    struct tg_review review;  /* the decoded request (uid, kind, namespace, name, user ...) */
-    struct tg_result result;  /* verdict, findings, patch; valid when http_status == 200 */
-    const char *verdict;      /* "allowed", "denied", "error" (static) */
-    char error[256];          /* why, for 4xx/5xx */
+    bool decoded;            /* a review was decoded: the fields below are set */
+    struct tg_review review; /* the decoded request (uid, kind, namespace, name, user ...) */
+    struct tg_result result; /* verdict, findings, patch; valid when http_status == 200 */
+    const char *verdict;     /* "allowed", "denied", "error" (static) */
+    char error[256];         /* why, for 4xx/5xx */
 };
 
 /* Decodes body, evaluates it under policy (mutating: /mutate semantics), encodes the answer.

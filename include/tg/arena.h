@@ -20,7 +20,8 @@ void tg_arena_end(void);
 void tg_json_free(void *p);
 /* Bytes the calling thread's arena keeps between requests (for tests and metrics). */
 size_t tg_arena_retained(void);
-/* Blocks in the calling thread's arena (tests: the chain grows geometrically, so it stays short). */
+/* Blocks in the calling thread's arena (tests: the chain grows geometrically, so it stays short).
+ */
 size_t tg_arena_blocks(void);
 
 #endif

@@ -26,16 +26,16 @@ enum tg_key_type {
 #define TG_CERTS_BACKDATE_SECONDS 3600
 
 struct tg_certs_opts {
-    const char *out_dir;   /* created (with parents) when missing */
-    const char *service;   /* Service name: DNS-1035 label */
-    const char *ns;        /* namespace: DNS-1123 label */
-    const char **dns;      /* extra DNS SANs (a leading "*." wildcard label is allowed) */
+    const char *out_dir; /* created (with parents) when missing */
+    const char *service; /* Service name: DNS-1035 label */
+    const char *ns;      /* namespace: DNS-1123 label */
+    const char **dns;    /* extra DNS SANs (a leading "*." wildcard label is allowed) */
     size_t ndns;
-    const char **ips;      /* extra IP SANs, IPv4 dotted quad or IPv6 text */
+    const char **ips; /* extra IP SANs, IPv4 dotted quad or IPv6 text */
     size_t nips;
     enum tg_key_type key_type;
-    long days;             /* serving certificate lifetime, 1..TG_CERTS_MAX_DAYS */
-    bool force;            /* replace existing files (atomically, via rename) */
+    long days;  /* serving certificate lifetime, 1..TG_CERTS_MAX_DAYS */
+    bool force; /* replace existing files (atomically, via rename) */
 };
 
 /* Sets the defaults: ECDSA, TG_CERTS_DEFAULT_DAYS, no names, no force. */

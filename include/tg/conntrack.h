@@ -16,9 +16,9 @@
 #include <stdbool.h>
 
 struct tg_conntrack_limits {
-    unsigned int idle_ms;      /* waiting phase */
-    unsigned int header_ms;    /* headers phase */
-    unsigned int request_ms;   /* request phase (body and handler); 0: not reaped */
+    unsigned int idle_ms;    /* waiting phase */
+    unsigned int header_ms;  /* headers phase */
+    unsigned int request_ms; /* request phase (body and handler); 0: not reaped */
 };
 
 /* MHD_OPTION_NOTIFY_CONNECTION callback; cls is a struct tg_conntrack_limits (static storage). */

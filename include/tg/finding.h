@@ -14,15 +14,16 @@ enum tg_action {
 };
 
 /* Field paths are Kubernetes style: spec.containers[0].resources.limits[vpc.amazonaws.com/efa].
- * 256 bytes holds the deepest path we build (a NodeSet template volume mount) with room to spare. */
+ * 256 bytes holds the deepest path we build (a NodeSet template volume mount) with room to spare.
+ */
 #define TG_FIELD_MAX 256
 /* Message text after "[rule] field: ". Long enough for the longest hint we write. */
 #define TG_MSG_MAX 400
 
 struct tg_finding {
-    const char *rule;            /* static storage: the id in the rule table */
-    int rule_index;              /* position in tg_rule_defs[], for stable ordering */
-    enum tg_action action;       /* the policy's action for this rule (never OFF in a list) */
+    const char *rule;      /* static storage: the id in the rule table */
+    int rule_index;        /* position in tg_rule_defs[], for stable ordering */
+    enum tg_action action; /* the policy's action for this rule (never OFF in a list) */
     char field[TG_FIELD_MAX];
     char message[TG_MSG_MAX];
 };
@@ -41,8 +42,8 @@ void tg_findings_release(struct tg_findings *fs);
  * when it exceeds the buffers. */
 int tg_findings_add(struct tg_findings *fs, const char *rule, int rule_index, enum tg_action action,
                     const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-int tg_findings_vadd(struct tg_findings *fs, const char *rule, int rule_index, enum tg_action action,
-                     const char *field, const char *fmt, va_list ap)
+int tg_findings_vadd(struct tg_findings *fs, const char *rule, int rule_index,
+                     enum tg_action action, const char *field, const char *fmt, va_list ap)
     __attribute__((format(printf, 6, 0)));
 
 /* Sorts by rule table position, then by insertion order (stable). */

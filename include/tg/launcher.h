@@ -24,7 +24,7 @@
 
 /* spec.mpiImplementation (api-facts 2.2): the option grammar mpirun is read with. */
 enum tg_mpi_impl {
-    TG_MPI_OPENMPI = 0,   /* default, and kubeflow.org/v1 MPIJobs */
+    TG_MPI_OPENMPI = 0, /* default, and kubeflow.org/v1 MPIJobs */
     TG_MPI_INTEL,
     TG_MPI_MPICH,
 };
@@ -38,9 +38,9 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl);
  * known but its value unknown) and the assignments the script makes as it runs. */
 struct tg_sh_var {
     char *name;
-    char *value;      /* NULL: defined, value unknown (why says why) */
-    char *why;        /* NULL when value is set */
-    bool exported;    /* in the environment of the commands the script runs */
+    char *value;   /* NULL: defined, value unknown (why says why) */
+    char *why;     /* NULL when value is set */
+    bool exported; /* in the environment of the commands the script runs */
 };
 
 struct tg_sh_vars {
@@ -61,9 +61,9 @@ const struct tg_sh_var *tg_sh_vars_get(const struct tg_sh_vars *vs, const char *
 /* ---- words ------------------------------------------------------------------------------------
  * One word of a simple command after quote removal and parameter expansion. */
 struct tg_sh_word {
-    char *text;       /* the word; unresolved parts kept as written ("$(hostname)") */
-    bool resolved;    /* every part of it is known */
-    char *reason;     /* NULL when resolved: "$NP is not set in the container env or the script" */
+    char *text;    /* the word; unresolved parts kept as written ("$(hostname)") */
+    bool resolved; /* every part of it is known */
+    char *reason;  /* NULL when resolved: "$NP is not set in the container env or the script" */
 };
 
 /* Kubernetes $(VAR) expansion of one command/args item or env value (api-facts 1.17): $(NAME) is
@@ -76,55 +76,55 @@ char *tg_k8s_expand(const char *s, const struct tg_sh_vars *vars, char *unknown,
 
 /* A count given on the command line (-np, -N). */
 struct tg_launch_value {
-    bool set;                 /* the option was given */
-    bool resolved;            /* value holds the number */
+    bool set;      /* the option was given */
+    bool resolved; /* value holds the number */
     long long value;
-    char text[64];            /* the word as seen, for messages ("$NP", "16") */
-    char reason[TG_LAUNCH_REASON_MAX];   /* when set && !resolved */
+    char text[64];                     /* the word as seen, for messages ("$NP", "16") */
+    char reason[TG_LAUNCH_REASON_MAX]; /* when set && !resolved */
 };
 
 /* One variable a launcher hands to the ranks it starts on other hosts. */
 struct tg_launch_fwd {
     char *name;
-    char *value;              /* -x NAME=VALUE, -genv NAME VALUE; NULL: the launcher's own value */
-    bool value_resolved;      /* value is known (false when value is NULL or has $(...)) */
+    char *value;         /* -x NAME=VALUE, -genv NAME VALUE; NULL: the launcher's own value */
+    bool value_resolved; /* value is known (false when value is NULL or has $(...)) */
 };
 
 struct tg_mpirun {
-    char launcher[32];        /* basename as written: "mpirun", "mpiexec.hydra", "horovodrun" */
-    enum tg_mpi_impl impl;    /* grammar used (horovodrun: the job's implementation) */
+    char launcher[32];     /* basename as written: "mpirun", "mpiexec.hydra", "horovodrun" */
+    enum tg_mpi_impl impl; /* grammar used (horovodrun: the job's implementation) */
     bool horovod;
-    struct tg_launch_value np;        /* -np/-n/--np/-c (OpenMPI), -n/-np (hydra), horovodrun -np */
-    struct tg_launch_value per_node;  /* -N/--npernode/--map-by ppr:N:node, -ppn/-perhost */
-    bool oversubscribe;               /* --oversubscribe or a :OVERSUBSCRIBE map modifier */
-    bool hosts;                       /* -H/--host/-host/-hosts given */
-    bool host_slots_known;            /* every -H entry is a literal host[:slots] */
-    long long host_slots;             /* slots those entries give (OpenMPI: host alone = 1) */
+    struct tg_launch_value np;       /* -np/-n/--np/-c (OpenMPI), -n/-np (hydra), horovodrun -np */
+    struct tg_launch_value per_node; /* -N/--npernode/--map-by ppr:N:node, -ppn/-perhost */
+    bool oversubscribe;              /* --oversubscribe or a :OVERSUBSCRIBE map modifier */
+    bool hosts;                      /* -H/--host/-host/-hosts given */
+    bool host_slots_known;           /* every -H entry is a literal host[:slots] */
+    long long host_slots;            /* slots those entries give (OpenMPI: host alone = 1) */
     size_t nhosts;
-    bool hostfile;                    /* --hostfile/-hostfile/--machinefile/-f given */
-    char hostfile_path[128];          /* as written ("" when unresolved) */
-    struct tg_launch_fwd *fwd;        /* forwarded variables, in command-line order */
+    bool hostfile;             /* --hostfile/-hostfile/--machinefile/-f given */
+    char hostfile_path[128];   /* as written ("" when unresolved) */
+    struct tg_launch_fwd *fwd; /* forwarded variables, in command-line order */
     size_t nfwd;
-    bool forward_all;                 /* -genvall/-envall, or horovodrun (forwards its env) */
-    bool forward_none;                /* -genvnone/-envnone */
-    bool forward_list;                /* -genvlist/-envlist: hydra passes only those names */
-    char **env;                       /* names in the launcher process's environment: the
-                                         container env, exported script variables, prefix
-                                         assignments, `env NAME=VALUE` (values may be unknown) */
+    bool forward_all;  /* -genvall/-envall, or horovodrun (forwards its env) */
+    bool forward_none; /* -genvnone/-envnone */
+    bool forward_list; /* -genvlist/-envlist: hydra passes only those names */
+    char **env;        /* names in the launcher process's environment: the
+                          container env, exported script variables, prefix
+                          assignments, `env NAME=VALUE` (values may be unknown) */
     size_t nenv;
-    bool mpmd;                        /* ':'-separated app contexts; np is their sum */
-    int depth;                        /* 0: the container's command/args; 1: inside sh -c ... */
-    int line;                         /* 1-based line of the script where the command starts */
-    size_t index;                     /* 0-based ordinal of the simple command in the script */
-    size_t argv_index;                /* the command/args item (0-based over command then args)
-                                         holding the launcher word, or the script it is in */
-    char note[TG_LAUNCH_REASON_MAX];  /* parse remark (unknown option where reading stopped) */
+    bool mpmd;                       /* ':'-separated app contexts; np is their sum */
+    int depth;                       /* 0: the container's command/args; 1: inside sh -c ... */
+    int line;                        /* 1-based line of the script where the command starts */
+    size_t index;                    /* 0-based ordinal of the simple command in the script */
+    size_t argv_index;               /* the command/args item (0-based over command then args)
+                                        holding the launcher word, or the script it is in */
+    char note[TG_LAUNCH_REASON_MAX]; /* parse remark (unknown option where reading stopped) */
 };
 
 struct tg_launch {
     struct tg_mpirun *runs;
     size_t nruns;
-    bool script_error;                /* unterminated quote or similar: reading stopped there */
+    bool script_error; /* unterminated quote or similar: reading stopped there */
     char error[TG_LAUNCH_REASON_MAX];
 };
 

@@ -25,7 +25,7 @@ void tg_log(enum tg_log_level l, const char *fmt, ...) __attribute__((format(pri
 /* One admission decision. Strings may be NULL (written as ""); rules are the rule ids of the
  * findings (static strings), never object content. */
 struct tg_decision {
-    const char *endpoint;     /* "validate" or "mutate" */
+    const char *endpoint; /* "validate" or "mutate" */
     const char *uid;
     const char *kind;
     const char *namespace;
@@ -33,8 +33,8 @@ struct tg_decision {
     const char *operation;
     const char *user;
     bool dry_run;
-    const char *mode;         /* "enforce", "warn", "audit" */
-    const char *verdict;      /* "allowed", "denied", "error" */
+    const char *mode;    /* "enforce", "warn", "audit" */
+    const char *verdict; /* "allowed", "denied", "error" */
     const char *const *rules;
     size_t nrules;
     bool patched;

@@ -11,8 +11,12 @@
 #include "tg/rules.h"
 
 enum tg_metric_endpoint { TG_EP_VALIDATE = 0, TG_EP_MUTATE, TG_EP_COUNT };
-enum tg_metric_verdict { TG_VERDICT_ALLOWED = 0, TG_VERDICT_DENIED, TG_VERDICT_ERROR,
-                         TG_VERDICT_COUNT };
+enum tg_metric_verdict {
+    TG_VERDICT_ALLOWED = 0,
+    TG_VERDICT_DENIED,
+    TG_VERDICT_ERROR,
+    TG_VERDICT_COUNT
+};
 /* Effective action of a finding after the mode: deny (enforced), warn (warning), audit. */
 enum tg_metric_action { TG_MACTION_DENY = 0, TG_MACTION_WARN, TG_MACTION_AUDIT, TG_MACTION_COUNT };
 enum tg_metric_result { TG_RESULT_SUCCESS = 0, TG_RESULT_FAILURE, TG_RESULT_COUNT };

@@ -10,7 +10,7 @@ struct tg_patch {
     json_t *ops;
 };
 
-int tg_patch_init(struct tg_patch *p);            /* 0 or -ENOMEM */
+int tg_patch_init(struct tg_patch *p); /* 0 or -ENOMEM */
 void tg_patch_release(struct tg_patch *p);
 size_t tg_patch_count(const struct tg_patch *p);
 

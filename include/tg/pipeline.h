@@ -15,25 +15,25 @@
 /* The verdict of one evaluation, ready to encode. */
 struct tg_result {
     bool allowed;
-    bool evaluated;            /* false: unknown kind, exempt namespace, DELETE/CONNECT */
-    const char *skip_reason;   /* why not evaluated (static string), or NULL */
+    bool evaluated;          /* false: unknown kind, exempt namespace, DELETE/CONNECT */
+    const char *skip_reason; /* why not evaluated (static string), or NULL */
     enum tg_mode mode;
     enum tg_kind kind;
-    int code;                  /* 200, or 403 on deny */
-    char *message;             /* deny message (malloc'd, one finding per line) or NULL */
-    json_t *warnings;          /* array of strings, already sanitized; never NULL */
-    json_t *audit;             /* object: auditAnnotations; never NULL (may be empty) */
-    struct tg_patch patch;     /* ops to return (empty when none, and always in audit mode) */
-    json_t *would_patch;       /* array of the pointers that would change (audit), or NULL */
+    int code;              /* 200, or 403 on deny */
+    char *message;         /* deny message (malloc'd, one finding per line) or NULL */
+    json_t *warnings;      /* array of strings, already sanitized; never NULL */
+    json_t *audit;         /* object: auditAnnotations; never NULL (may be empty) */
+    struct tg_patch patch; /* ops to return (empty when none, and always in audit mode) */
+    json_t *would_patch;   /* array of the pointers that would change (audit), or NULL */
     struct tg_findings findings;
 };
 
 struct tg_pipeline_opts {
-    bool mutate;               /* run mutators and return a patch (/mutate, check --mutate) */
-    bool skip_validation;      /* /mutate: only mutators run; /validate judges the result */
-    bool offline;              /* check: manifest as written */
+    bool mutate;          /* run mutators and return a patch (/mutate, check --mutate) */
+    bool skip_validation; /* /mutate: only mutators run; /validate judges the result */
+    bool offline;         /* check: manifest as written */
     bool has_mode_override;
-    enum tg_mode mode_override;   /* --mode */
+    enum tg_mode mode_override; /* --mode */
     /* Custom tables (tests); NULL means the built-in tg_validators / tg_mutators. */
     const struct tg_validator *validators;
     size_t nvalidators;

@@ -16,12 +16,12 @@ enum tg_mode {
 
 /* One EC2 instance type (api-facts section 5.3). */
 struct tg_instance {
-    char *name;        /* "p5.48xlarge" */
-    int efa;           /* maximum EFA interfaces; 0 = no EFA */
-    int gpus;          /* nvidia.com/gpu */
-    int neuron;        /* aws.amazon.com/neuron devices */
-    int neuron_cores;  /* NeuronCores per device (trn1: 2, trn2: 8) */
-    bool gdr;          /* GPUDirect RDMA over EFA (FI_EFA_USE_DEVICE_RDMA) */
+    char *name;       /* "p5.48xlarge" */
+    int efa;          /* maximum EFA interfaces; 0 = no EFA */
+    int gpus;         /* nvidia.com/gpu */
+    int neuron;       /* aws.amazon.com/neuron devices */
+    int neuron_cores; /* NeuronCores per device (trn1: 2, trn2: 8) */
+    bool gdr;         /* GPUDirect RDMA over EFA (FI_EFA_USE_DEVICE_RDMA) */
 };
 
 /* A node label that pins a single zone: nodeSelector key with one of values (any value when
@@ -30,7 +30,7 @@ struct tg_zone_label {
     char *key;
     char **values;
     size_t nvalues;
-    char *zone;        /* may be NULL */
+    char *zone; /* may be NULL */
 };
 
 /* An env var to inject. When gdr_only, only for templates pinned to GDR instance types. When
@@ -50,27 +50,27 @@ struct tg_ns_mode {
 
 struct tg_policy {
     enum tg_mode mode;
-    enum tg_action *actions;          /* indexed like tg_rule_defs[] */
+    enum tg_action *actions; /* indexed like tg_rule_defs[] */
     size_t nactions;
     char **exempt_namespaces;
     size_t nexempt;
     struct tg_ns_mode *ns_modes;
     size_t nns_modes;
-    char **zone_labels;               /* default: topology.kubernetes.io/zone and the beta key */
+    char **zone_labels; /* default: topology.kubernetes.io/zone and the beta key */
     size_t nzone_labels;
-    char **narrow_topology_keys;      /* pod affinity keys narrower than a zone */
+    char **narrow_topology_keys; /* pod affinity keys narrower than a zone */
     size_t nnarrow;
     struct tg_zone_label *single_zone_labels;
     size_t nsingle_zone;
-    char **volcano_schedulers;        /* default: volcano */
+    char **volcano_schedulers; /* default: volcano */
     size_t nvolcano;
     struct tg_instance *instances;
     size_t ninstances;
     struct tg_env_entry *inject_env;
     size_t ninject;
-    bool inject_with_env_from;        /* inject into containers that use envFrom too */
-    char *source;                     /* file path, or "<embedded>" */
-    int refcount;                     /* owned by policy.c */
+    bool inject_with_env_from; /* inject into containers that use envFrom too */
+    char *source;              /* file path, or "<embedded>" */
+    int refcount;              /* owned by policy.c */
 };
 
 /* The compiled-in default policy (SPEC section 6). NULL on ENOMEM. Refcount 1. */
@@ -111,12 +111,12 @@ const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const ch
 bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key);
 
 const char *tg_mode_name(enum tg_mode m);
-int tg_mode_parse(const char *s, enum tg_mode *out);      /* 0 or -EINVAL */
+int tg_mode_parse(const char *s, enum tg_mode *out); /* 0 or -EINVAL */
 const char *tg_action_name(enum tg_action a);
-int tg_action_parse(const char *s, enum tg_action *out);  /* 0 or -EINVAL */
+int tg_action_parse(const char *s, enum tg_action *out); /* 0 or -EINVAL */
 
 /* The process-wide current policy: acquire returns a new reference (never NULL once set). */
-void tg_policy_publish(struct tg_policy *p);   /* steals the caller's reference */
+void tg_policy_publish(struct tg_policy *p); /* steals the caller's reference */
 struct tg_policy *tg_policy_acquire(void);
 void tg_policy_release(struct tg_policy *p);
 

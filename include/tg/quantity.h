@@ -8,7 +8,7 @@
 /* A parsed quantity. Exact for every value with at most 9 fractional decimal digits (nano units,
  * the finest Kubernetes keeps; finer values round up as Kubernetes does) and magnitude < 1e20. */
 struct tg_quantity {
-    __int128 nano;       /* value x 1e9 */
+    __int128 nano; /* value x 1e9 */
 };
 
 /* Parses the Kubernetes quantity grammar: sign, digits, optional fraction, then one suffix of

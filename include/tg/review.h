@@ -16,15 +16,15 @@ enum tg_op {
 /* Owns root; every other pointer is borrowed from it and lives as long as the review. */
 struct tg_review {
     json_t *root;
-    const char *api_version;          /* "admission.k8s.io/v1" or ".../v1beta1" */
+    const char *api_version; /* "admission.k8s.io/v1" or ".../v1beta1" */
     const char *uid;
-    const char *group, *version, *kind;   /* request.kind; group "" for core */
-    const char *namespace, *name;         /* "" when absent */
-    const char *operation;                /* as sent */
+    const char *group, *version, *kind; /* request.kind; group "" for core */
+    const char *namespace, *name;       /* "" when absent */
+    const char *operation;              /* as sent */
     enum tg_op op;
     bool dry_run;
-    const char *username;                 /* "" when absent */
-    json_t *object, *old_object;          /* NULL when absent or null */
+    const char *username;        /* "" when absent */
+    json_t *object, *old_object; /* NULL when absent or null */
 };
 
 #define TG_REVIEW_ERR_MAX 256

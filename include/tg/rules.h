@@ -32,9 +32,9 @@ struct tg_eval {
     const struct tg_review *review;
     struct tg_workload *wl;
     struct tg_findings *findings;
-    struct tg_patch *patch;          /* mutators only; NULL for validators */
-    json_t *notes;                   /* array of strings: mutator remarks that become warnings */
-    bool offline;                    /* `trainguard check`: the manifest as written, no defaulting */
+    struct tg_patch *patch; /* mutators only; NULL for validators */
+    json_t *notes;          /* array of strings: mutator remarks that become warnings */
+    bool offline;           /* `trainguard check`: the manifest as written, no defaulting */
     struct tg_launch_memo *launches; /* parsed launcher command lines, owned by the pipeline */
     int error;                       /* first -errno a rule hit (-ENOMEM); evaluation then fails */
 };
@@ -97,7 +97,7 @@ json_t *tg_get_object(struct tg_eval *ev, json_t *parent, const struct tg_path *
 json_t *tg_get_array(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
                      const char *key);
 const char *tg_get_string(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
-                          const char *key);   /* NULL when absent */
+                          const char *key); /* NULL when absent */
 /* Integer member: 1 and sets *out when present and an integer (a float with no fraction counts,
  * as Kubernetes decodes 2.0 as 2); 0 when absent; -1 when of the wrong type (reported). */
 int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,

@@ -17,20 +17,20 @@
 struct tg_server_config {
     const char *cert_file;
     const char *key_file;
-    const char *client_ca_file;     /* NULL: no client certificates asked for */
-    const char *listen;             /* "0.0.0.0:8443", "[::]:8443"; port 0 picks a free one */
-    const char *probe_listen;       /* "0.0.0.0:8080" */
-    const char *config_file;        /* policy file; NULL: the embedded default policy */
+    const char *client_ca_file; /* NULL: no client certificates asked for */
+    const char *listen;         /* "0.0.0.0:8443", "[::]:8443"; port 0 picks a free one */
+    const char *probe_listen;   /* "0.0.0.0:8080" */
+    const char *config_file;    /* policy file; NULL: the embedded default policy */
     bool has_mode;
-    enum tg_mode mode;              /* --mode overrides the policy's mode */
-    unsigned int threads;           /* worker threads of the webhook daemon */
-    unsigned int shutdown_delay;    /* seconds between SIGTERM (readyz 503) and closing the port */
-    unsigned int drain_timeout;     /* seconds to wait for in-flight requests after that */
+    enum tg_mode mode;           /* --mode overrides the policy's mode */
+    unsigned int threads;        /* worker threads of the webhook daemon */
+    unsigned int shutdown_delay; /* seconds between SIGTERM (readyz 503) and closing the port */
+    unsigned int drain_timeout;  /* seconds to wait for in-flight requests after that */
     unsigned int max_connections;
-    unsigned int connection_timeout;   /* idle seconds before MHD closes a connection */
-    unsigned int header_timeout;       /* seconds from a request line to complete headers */
-    size_t max_buffered;               /* all request bodies together, bytes (0: no limit) */
-    unsigned int reload_interval;      /* seconds between certificate file checks */
+    unsigned int connection_timeout; /* idle seconds before MHD closes a connection */
+    unsigned int header_timeout;     /* seconds from a request line to complete headers */
+    size_t max_buffered;             /* all request bodies together, bytes (0: no limit) */
+    unsigned int reload_interval;    /* seconds between certificate file checks */
     size_t max_body;
 };
 
@@ -52,8 +52,8 @@ enum tg_handler {
 };
 
 struct tg_route {
-    const char *path;      /* exact match; the query string is not part of it */
-    const char *method;    /* "POST" or "GET" (a GET row also answers HEAD) */
+    const char *path;   /* exact match; the query string is not part of it */
+    const char *method; /* "POST" or "GET" (a GET row also answers HEAD) */
     enum tg_handler handler;
 };
 
@@ -68,8 +68,7 @@ const struct tg_route *tg_route_find(const struct tg_route *t, size_t n, const c
                                      const char *method, bool *path_known);
 /* Writes the Allow header value for path ("POST", "GET, HEAD") into buf; returns its length
  * (0 when the path is unknown). */
-size_t tg_route_allow(const struct tg_route *t, size_t n, const char *path, char *buf,
-                      size_t len);
+size_t tg_route_allow(const struct tg_route *t, size_t n, const char *path, char *buf, size_t len);
 
 /* True for "application/json" in any case, with optional parameters ("; charset=utf-8") and
  * surrounding blanks; false for NULL, "", "application/json-patch+json", "text/json", ... */

@@ -16,11 +16,11 @@
 
 /* What the check learnt about a pair (for logs and metrics). */
 struct tg_tls_info {
-    char subject[256];       /* RFC 2253, e.g. "CN=trainguard.trainguard.svc" */
-    char sans[512];          /* "DNS:a, DNS:b, IP:127.0.0.1" ("" when none) */
-    long long not_before;    /* unix seconds */
+    char subject[256];    /* RFC 2253, e.g. "CN=trainguard.trainguard.svc" */
+    char sans[512];       /* "DNS:a, DNS:b, IP:127.0.0.1" ("" when none) */
+    long long not_before; /* unix seconds */
     long long not_after;
-    int chain_len;           /* certificates in the file */
+    int chain_len; /* certificates in the file */
 };
 
 /* Files above this size are refused: a serving certificate chain is a few KiB. */

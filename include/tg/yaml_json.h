@@ -5,15 +5,15 @@
 #define TG_YAML_JSON_H
 
 #include <jansson.h>
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct tg_yaml_doc {
-    json_t *value;       /* new reference; NULL when this document failed (see error) or is empty */
-    size_t index;        /* 0-based document index in the stream */
-    int line;            /* 1-based line where the document starts */
-    int empty;           /* 1 when the document is empty (comments only, or a bare ---) */
-    char error[256];     /* "line L, column C: reason" when value is NULL and !empty */
+    json_t *value;   /* new reference; NULL when this document failed (see error) or is empty */
+    size_t index;    /* 0-based document index in the stream */
+    int line;        /* 1-based line where the document starts */
+    int empty;       /* 1 when the document is empty (comments only, or a bare ---) */
+    char error[256]; /* "line L, column C: reason" when value is NULL and !empty */
 };
 
 struct tg_yaml_docs {

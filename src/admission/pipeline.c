@@ -53,8 +53,7 @@ static int add_warning(json_t *warnings, const char *text)
     tg_text_sanitize(text, clean, sizeof(clean), TG_WARNING_RUNES);
     if (!clean[0])
         return 0;
-    json_array_foreach(warnings, i, w)
-    {
+    json_array_foreach (warnings, i, w) {
         if (!strcmp(json_string_value(w), clean))
             return 0;
     }
@@ -128,7 +127,8 @@ static int build_verdict(struct tg_result *res, bool mutating, bool judge)
     /* /mutate records only would-patch (SPEC 9); /validate records findings and would-deny. */
     if (findings_ann && judge) {
         if (json_object_set_new(res->audit, "findings", json_string(findings_ann)) ||
-            json_object_set_new(res->audit, "would-deny", json_string(would_deny ? "true" : "false"))) {
+            json_object_set_new(res->audit, "would-deny",
+                                json_string(would_deny ? "true" : "false"))) {
             rc = -ENOMEM;
             goto out;
         }
@@ -150,15 +150,15 @@ static json_t *patch_pointers(const struct tg_patch *p)
     json_t *op, *seen;
     if (!out)
         return NULL;
-    json_array_foreach(p->ops, i, op)
-    {
+    json_array_foreach (p->ops, i, op) {
         char ptr[TG_PATH_MAX];
         snprintf(ptr, sizeof(ptr), "%s", json_string_value(json_object_get(op, "path")));
         size_t n = strlen(ptr);
         if (n >= 2 && !strcmp(ptr + n - 2, "/-"))
             ptr[n - 2] = '\0';
         bool dup = false;
-        json_array_foreach(out, j, seen) dup |= !strcmp(json_string_value(seen), ptr);
+        json_array_foreach (out, j, seen)
+            dup |= !strcmp(json_string_value(seen), ptr);
         if (!dup && json_array_append_new(out, json_string(ptr))) {
             json_decref(out);
             return NULL;
@@ -172,8 +172,7 @@ static int finish_mutation(struct tg_result *res, json_t *notes)
     size_t i;
     json_t *note;
     if (res->mode != TG_MODE_AUDIT) {
-        json_array_foreach(notes, i, note)
-        {
+        json_array_foreach (notes, i, note) {
             if (add_warning(res->warnings, json_string_value(note)) < 0)
                 return -ENOMEM;
         }
@@ -187,13 +186,13 @@ static int finish_mutation(struct tg_result *res, json_t *notes)
         return -ENOMEM;
     size_t len = 0;
     json_t *ptr;
-    json_array_foreach(res->would_patch, i, ptr) len += json_string_length(ptr) + 2;
+    json_array_foreach (res->would_patch, i, ptr)
+        len += json_string_length(ptr) + 2;
     char *joined = calloc(1, len + 1);
     size_t at = 0;
     if (!joined)
         return -ENOMEM;
-    json_array_foreach(res->would_patch, i, ptr)
-    {
+    json_array_foreach (res->would_patch, i, ptr) {
         if (i) {
             memcpy(joined + at, "; ", 2);
             at += 2;
@@ -225,8 +224,8 @@ static const char *review_namespace(const struct tg_review *rv)
 {
     if (rv->namespace && *rv->namespace)
         return rv->namespace;
-    const char *ns = json_string_value(
-        json_object_get(json_object_get(rv->object, "metadata"), "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(rv->object, "metadata"), "namespace"));
     return ns ? ns : "";
 }
 

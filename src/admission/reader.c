@@ -144,10 +144,10 @@ static size_t put_utf8(char *o, unsigned cp)
 /* Bytes that need no attention inside a string: printable ASCII except '"' and '\\'. */
 static const unsigned char plain_byte[256] = {
 #define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0),                      /* 0x00-0x1f: control characters */
-    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1),     /* 0x20-0x3f, '"' is 0x22 */
-    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1,     /* 0x40-0x5f, '\\' is 0x5c */
-    R8(1), R8(1), R8(1), R8(1),                      /* 0x60-0x7f */
+    R8(0), R8(0), R8(0), R8(0),                                  /* 0x00-0x1f: control characters */
+    1,     1,     0,     1,     1, 1, 1, 1, R8(1), R8(1), R8(1), /* 0x20-0x3f, '"' is 0x22 */
+    R8(1), R8(1), R8(1), 1,     1, 1, 1, 0, 1,     1,     1,     /* 0x40-0x5f, '\\' is 0x5c */
+    R8(1), R8(1), R8(1), R8(1),                                  /* 0x60-0x7f */
 #undef R8
 };
 
@@ -547,8 +547,10 @@ json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
     }
     free(r.scratch);
     if (!root && r.too_many) {
-        snprintf(err, errlen, "review too large: more than %d JSON values in the members the "
-                 "rules read", TG_READER_MAX_VALUES);
+        snprintf(err, errlen,
+                 "review too large: more than %d JSON values in the members the "
+                 "rules read",
+                 TG_READER_MAX_VALUES);
         return NULL;
     }
     if (!root) {

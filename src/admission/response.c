@@ -23,7 +23,8 @@ char *tg_response_encode(const struct tg_review *rv, const struct tg_result *res
     if (!res->allowed) {
         const char *msg = res->message ? res->message : "denied";
         snprintf(code, sizeof(code), "%d", res->code >= 400 ? res->code : 403);
-        tg_buf_puts(&b, ",\"status\":{\"status\":\"Failure\",\"reason\":\"Forbidden\",\"message\":");
+        tg_buf_puts(&b,
+                    ",\"status\":{\"status\":\"Failure\",\"reason\":\"Forbidden\",\"message\":");
         tg_buf_json_string(&b, msg, strlen(msg));
         tg_buf_puts(&b, ",\"code\":");
         tg_buf_puts(&b, code);

@@ -158,8 +158,8 @@ int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t er
          * the client got a 400 without any message. */
         char shown[64 * 4 + 1];
         tg_text_sanitize(json_string_value(av), shown, sizeof(shown), 64);
-        snprintf(err, errlen, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1 or v1beta1",
-                 shown);
+        snprintf(err, errlen,
+                 "unsupported apiVersion \"%s\": expected admission.k8s.io/v1 or v1beta1", shown);
         goto fail;
     }
     req = json_object_get(root, "request");

@@ -492,8 +492,7 @@ static int write_file(const char *dir, const char *name, const struct pem *p, bo
     if (force)
         fd = mkstemp(tmp);
     else
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                  secret ? 0600 : 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, secret ? 0600 : 0644);
     if (fd < 0) {
         ret = -errno;
         if (ret == -EEXIST)
@@ -547,8 +546,8 @@ static char *base64_of(const struct pem *p)
     size_t cap = 4 * ((p->len + 2) / 3) + 1;
     char *out = malloc(cap);
 
-    if (out && EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p->data,
-                               (int)p->len) < 0) {
+    if (out &&
+        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p->data, (int)p->len) < 0) {
         free(out);
         out = NULL;
     }
@@ -592,8 +591,8 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
     }
     for (size_t i = 0; i < NFILES; i++) {
         bool secret = i == 1 || i == 3;
-        if ((ret = write_file(o->out_dir, file_names[i], &pems[i], secret, o->force, err,
-                              errlen)) < 0) {
+        if ((ret = write_file(o->out_dir, file_names[i], &pems[i], secret, o->force, err, errlen)) <
+            0) {
             /* without --force the files written so far are this run's own (O_EXCL): remove them
              * so that a retry is not refused; with --force they replaced good files already */
             while (!o->force && i-- > 0)
@@ -679,7 +678,7 @@ static int parse_days(const char *s, long *out)
 /* Fills o from argv; 1 = --help asked, 0 = ok, -EINVAL with a message in err. */
 static int parse_args(int argc, char **argv, struct tg_certs_opts *o, char *err, size_t errlen)
 {
-    static const char *const flags[] = {"--out-dir", "--service", "--namespace", "--dns",
+    static const char *const flags[] = {"--out-dir", "--service",  "--namespace", "--dns",
                                         "--ip",      "--key-type", "--days"};
     const char *val = NULL;
 

@@ -1,10 +1,10 @@
 /* check_cmd.c -- `trainguard check`: the admission engine, offline, on manifest files. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -26,12 +26,9 @@
 enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_HELP };
 
 static const struct option options[] = {
-    {"output", required_argument, NULL, OPT_OUTPUT},
-    {"mutate", no_argument, NULL, OPT_MUTATE},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
+    {"output", required_argument, NULL, OPT_OUTPUT}, {"mutate", no_argument, NULL, OPT_MUTATE},
+    {"config", required_argument, NULL, OPT_CONFIG}, {"mode", required_argument, NULL, OPT_MODE},
+    {"help", no_argument, NULL, OPT_HELP},           {NULL, 0, NULL, 0},
 };
 
 /* Where an object sits: file, 1-based document, path of a List item ("" for the document itself)
@@ -48,8 +45,8 @@ struct check_run {
     struct tg_pipeline_opts opts;
     bool json;
     bool mutate;
-    FILE *report;        /* text findings: stdout, or stderr with --mutate (stdout is YAML) */
-    json_t *results;     /* --output json */
+    FILE *report;    /* text findings: stdout, or stderr with --mutate (stdout is YAML) */
+    json_t *results; /* --output json */
     bool first_yaml;
     /* counters for the summary */
     unsigned files, docs, objects, evaluated, denied, deny_findings, warn_findings, audit_findings;
@@ -59,32 +56,33 @@ struct check_run {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: trainguard check [OPTIONS] FILE|DIR|-...\n"
-            "\n"
-            "Runs the admission engine of `serve` offline on YAML or JSON manifests: every\n"
-            "document of every file (kind: List expanded, empty documents skipped), as a CREATE.\n"
-            "A directory means its *.yaml, *.yml and *.json files; - reads stdin.\n"
-            "\n"
-            "  -o, --output text|json       text: one line per finding,\n"
-            "                               FILE:DOC KIND/NAME: DENY|WARN|AUDIT [rule] field: message\n"
-            "                               json: an array with one entry per object\n"
-            "  --mutate                     also run the mutators and print the mutated manifests\n"
-            "                               as YAML on stdout (findings then go to stderr)\n"
-            "  --config FILE                policy file (default: the embedded policy)\n"
-            "  --mode enforce|warn|audit    override the policy's mode\n"
-            "  --help                       this text\n"
-            "\n"
-            "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List;\n"
-            "in JSON, \"doc\" and \"item\"). Problems with a document go to stderr (in JSON,\n"
-            "entries with \"error\").\n"
-            "A document that does not parse (YAML error, duplicate key, unrendered Go template)\n"
-            "is reported as FILE:DOC line L, column C: reason and the run goes on; so is a\n"
-            "document that is not a Kubernetes object (it is skipped).\n"
-            "\n"
-            "Exit status: 0 nothing would be denied; 1 something would be denied (enforce mode);\n"
-            "2 bad usage, a file that cannot be read, or a document that cannot be parsed (input\n"
-            "that could not be checked never passes silently).\n");
+    fprintf(
+        out,
+        "usage: trainguard check [OPTIONS] FILE|DIR|-...\n"
+        "\n"
+        "Runs the admission engine of `serve` offline on YAML or JSON manifests: every\n"
+        "document of every file (kind: List expanded, empty documents skipped), as a CREATE.\n"
+        "A directory means its *.yaml, *.yml and *.json files; - reads stdin.\n"
+        "\n"
+        "  -o, --output text|json       text: one line per finding,\n"
+        "                               FILE:DOC KIND/NAME: DENY|WARN|AUDIT [rule] field: message\n"
+        "                               json: an array with one entry per object\n"
+        "  --mutate                     also run the mutators and print the mutated manifests\n"
+        "                               as YAML on stdout (findings then go to stderr)\n"
+        "  --config FILE                policy file (default: the embedded policy)\n"
+        "  --mode enforce|warn|audit    override the policy's mode\n"
+        "  --help                       this text\n"
+        "\n"
+        "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List;\n"
+        "in JSON, \"doc\" and \"item\"). Problems with a document go to stderr (in JSON,\n"
+        "entries with \"error\").\n"
+        "A document that does not parse (YAML error, duplicate key, unrendered Go template)\n"
+        "is reported as FILE:DOC line L, column C: reason and the run goes on; so is a\n"
+        "document that is not a Kubernetes object (it is skipped).\n"
+        "\n"
+        "Exit status: 0 nothing would be denied; 1 something would be denied (enforce mode);\n"
+        "2 bad usage, a file that cannot be read, or a document that cannot be parsed (input\n"
+        "that could not be checked never passes silently).\n");
 }
 
 static const char *object_name(json_t *obj)
@@ -168,7 +166,7 @@ static int report_error(struct check_run *r, const struct where *w, const char *
         }
         return json_array_append_new(r->results, e) ? -ENOMEM : 0;
     }
-    fflush(stdout);   /* keep the order of findings and errors on a terminal or in a CI log */
+    fflush(stdout); /* keep the order of findings and errors on a terminal or in a CI log */
     fprintf(stderr, "%s %s\n", label(w, lab, sizeof(lab)), clean);
     return 0;
 }
@@ -230,7 +228,7 @@ static int report_text(struct check_run *r, const struct where *wh, json_t *obj,
                 finding_label(res, f, true), line);
     }
     /* Mutator remarks (not findings) reach users as warnings; show them too. */
-    json_array_foreach(res->warnings, i, w) {
+    json_array_foreach (res->warnings, i, w) {
         const char *s = json_string_value(w);
 
         if (s && s[0] != '[')
@@ -257,12 +255,11 @@ static int report_json(struct check_run *r, const struct where *wh, json_t *obj,
         }
     }
     e = json_where(wh);
-    if (!e || json_object_update_new(e, json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind",
-                                                  str_or(obj, "kind", ""), "name",
-                                                  object_name(obj), "apiVersion",
-                                                  str_or(obj, "apiVersion", ""), "allowed",
-                                                  res->allowed, "evaluated", res->evaluated,
-                                                  "findings", fs))) {
+    if (!e ||
+        json_object_update_new(
+            e, json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind", str_or(obj, "kind", ""), "name",
+                         object_name(obj), "apiVersion", str_or(obj, "apiVersion", ""), "allowed",
+                         res->allowed, "evaluated", res->evaluated, "findings", fs))) {
         json_decref(e);
         return -ENOMEM;
     }
@@ -344,23 +341,23 @@ static int check_value(struct check_run *r, const struct where *wh, json_t *v, i
         if (json_is_object(v))
             return check_object(r, wh, v, out);
         *out = json_incref(v);
-        return report_skip(r, wh, json_is_array(v) ? "the document is a list"
-                                                   : "the document is a scalar");
+        return report_skip(
+            r, wh, json_is_array(v) ? "the document is a list" : "the document is a scalar");
     }
     items = json_object_get(v, "items");
     newitems = json_array();
     list = json_copy(v);
     if (!newitems || !list || json_object_set(list, "items", newitems) < 0)
         goto fail;
-    json_array_foreach(items, i, item) {
+    json_array_foreach (items, i, item) {
         struct where sub = *wh;
         json_t *m = NULL;
         int rc, n;
 
-        n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item,
-                     wh->item[0] ? "." : "", i);
+        n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item, wh->item[0] ? "." : "",
+                     i);
         if (n < 0 || (size_t)n >= sizeof(sub.item))
-            snprintf(sub.item, sizeof(sub.item), "items[%zu]", i);   /* nested too deep */
+            snprintf(sub.item, sizeof(sub.item), "items[%zu]", i); /* nested too deep */
         rc = check_value(r, &sub, item, depth + 1, &m);
         if (rc < 0 || !m || json_array_append_new(newitems, m) < 0) {
             if (rc == 0)
@@ -467,15 +464,15 @@ static void print_summary(const struct check_run *r)
             "trainguard check: %u file%s, %u document%s, %u object%s (%u evaluated): %u would be "
             "denied; findings: %u deny, %u warn, %u audit; %u error%s, %u skipped\n",
             r->files, r->files == 1 ? "" : "s", r->docs, r->docs == 1 ? "" : "s", r->objects,
-            r->objects == 1 ? "" : "s", r->evaluated, r->denied, r->deny_findings,
-            r->warn_findings, r->audit_findings, r->errors, r->errors == 1 ? "" : "s", r->skipped);
+            r->objects == 1 ? "" : "s", r->evaluated, r->denied, r->deny_findings, r->warn_findings,
+            r->audit_findings, r->errors, r->errors == 1 ? "" : "s", r->skipped);
 }
 
 static int parse_args(int argc, char **argv, struct check_run *r, const char **config)
 {
     int c;
 
-    optind = 0;   /* GNU getopt: full re-initialisation (check may run twice in one process) */
+    optind = 0; /* GNU getopt: full re-initialisation (check may run twice in one process) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
         switch (c) {

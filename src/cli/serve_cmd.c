@@ -53,42 +53,44 @@ static const struct option options[] = {
 
 static void usage(FILE *out, const struct tg_server_config *d)
 {
-    fprintf(out,
-            "usage: trainguard serve --tls-cert-file FILE --tls-private-key-file FILE [OPTIONS]\n"
-            "\n"
-            "Runs the admission webhook: POST /validate and /mutate over HTTPS (TLS 1.2/1.3),\n"
-            "GET /healthz, /readyz and /metrics over plain HTTP on the probe address.\n"
-            "\n"
-            "  --tls-cert-file FILE         serving certificate (PEM, chain allowed); reloaded\n"
-            "                               when it changes or on SIGHUP\n"
-            "  --tls-private-key-file FILE  its private key (PEM, unencrypted)\n"
-            "  --client-ca-file FILE        require client certificates signed by these CAs\n"
-            "  --listen HOST:PORT           webhook address (default %s; [v6]:port accepted)\n"
-            "  --probe-listen HOST:PORT     probe address, plain HTTP (default %s)\n"
-            "  --config FILE                policy file (default: the embedded policy)\n"
-            "  --mode enforce|warn|audit    override the policy's mode\n"
-            "  --threads N                  worker threads (default: online CPUs, here %u)\n"
-            "  --shutdown-delay SECONDS     after SIGTERM, keep serving with /readyz 503 this\n"
-            "                               long before closing the port (default %u)\n"
-            "  --drain-timeout SECONDS      then wait at most this long for in-flight requests\n"
-            "                               (default %u)\n"
-            "  --max-connections N          concurrent connections (default %u)\n"
-            "  --connection-timeout SECONDS close a connection idle this long, or that takes this\n"
-            "                               long to send a request line (default %u)\n"
-            "  --header-timeout SECONDS     close a connection whose request headers take longer\n"
-            "                               than this after its request line (default %u)\n"
-            "  --max-buffered-mib N         request bodies held at once, all connections together;\n"
-            "                               past it new bodies get 503 (default %zu, 0: no limit)\n"
-            "  --reload-interval SECONDS    how often the certificate files are checked\n"
-            "                               (default %u)\n"
-            "  --log-level debug|info|warn|error   (default info)\n"
-            "  --help                       this text\n"
-            "\n"
-            "Signals: SIGTERM/SIGINT graceful shutdown (exit 0), SIGHUP reload certificate and\n"
-            "policy. Exit 1 when it cannot start (the log line names the file and the problem),\n"
-            "2 on bad usage.\n",
-            d->listen, d->probe_listen, d->threads, d->shutdown_delay, d->drain_timeout,
-            d->max_connections, d->connection_timeout, d->header_timeout, d->max_buffered >> 20, d->reload_interval);
+    fprintf(
+        out,
+        "usage: trainguard serve --tls-cert-file FILE --tls-private-key-file FILE [OPTIONS]\n"
+        "\n"
+        "Runs the admission webhook: POST /validate and /mutate over HTTPS (TLS 1.2/1.3),\n"
+        "GET /healthz, /readyz and /metrics over plain HTTP on the probe address.\n"
+        "\n"
+        "  --tls-cert-file FILE         serving certificate (PEM, chain allowed); reloaded\n"
+        "                               when it changes or on SIGHUP\n"
+        "  --tls-private-key-file FILE  its private key (PEM, unencrypted)\n"
+        "  --client-ca-file FILE        require client certificates signed by these CAs\n"
+        "  --listen HOST:PORT           webhook address (default %s; [v6]:port accepted)\n"
+        "  --probe-listen HOST:PORT     probe address, plain HTTP (default %s)\n"
+        "  --config FILE                policy file (default: the embedded policy)\n"
+        "  --mode enforce|warn|audit    override the policy's mode\n"
+        "  --threads N                  worker threads (default: online CPUs, here %u)\n"
+        "  --shutdown-delay SECONDS     after SIGTERM, keep serving with /readyz 503 this\n"
+        "                               long before closing the port (default %u)\n"
+        "  --drain-timeout SECONDS      then wait at most this long for in-flight requests\n"
+        "                               (default %u)\n"
+        "  --max-connections N          concurrent connections (default %u)\n"
+        "  --connection-timeout SECONDS close a connection idle this long, or that takes this\n"
+        "                               long to send a request line (default %u)\n"
+        "  --header-timeout SECONDS     close a connection whose request headers take longer\n"
+        "                               than this after its request line (default %u)\n"
+        "  --max-buffered-mib N         request bodies held at once, all connections together;\n"
+        "                               past it new bodies get 503 (default %zu, 0: no limit)\n"
+        "  --reload-interval SECONDS    how often the certificate files are checked\n"
+        "                               (default %u)\n"
+        "  --log-level debug|info|warn|error   (default info)\n"
+        "  --help                       this text\n"
+        "\n"
+        "Signals: SIGTERM/SIGINT graceful shutdown (exit 0), SIGHUP reload certificate and\n"
+        "policy. Exit 1 when it cannot start (the log line names the file and the problem),\n"
+        "2 on bad usage.\n",
+        d->listen, d->probe_listen, d->threads, d->shutdown_delay, d->drain_timeout,
+        d->max_connections, d->connection_timeout, d->header_timeout, d->max_buffered >> 20,
+        d->reload_interval);
 }
 
 /* Parses a whole unsigned number in [min, max]; 0 or -EINVAL. */
@@ -100,8 +102,10 @@ static int parse_uint(const char *flag, const char *s, unsigned long min, unsign
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
     if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-        fprintf(stderr, "trainguard serve: --%s: expected a whole number from %lu to %lu, got "
-                "'%s'\n", flag, min, max, s);
+        fprintf(stderr,
+                "trainguard serve: --%s: expected a whole number from %lu to %lu, got "
+                "'%s'\n",
+                flag, min, max, s);
         return -EINVAL;
     }
     *out = (unsigned int)v;
@@ -140,8 +144,10 @@ int tg_cmd_serve(int argc, char **argv)
             break;
         case OPT_MODE:
             if (tg_mode_parse(optarg, &cfg.mode) < 0) {
-                fprintf(stderr, "trainguard serve: --mode: expected enforce, warn or audit, got "
-                        "'%s'\n", optarg);
+                fprintf(stderr,
+                        "trainguard serve: --mode: expected enforce, warn or audit, got "
+                        "'%s'\n",
+                        optarg);
                 return 2;
             }
             cfg.has_mode = true;
@@ -175,8 +181,10 @@ int tg_cmd_serve(int argc, char **argv)
             break;
         case OPT_LOG_LEVEL:
             if (tg_log_level_parse(optarg, &level) < 0) {
-                fprintf(stderr, "trainguard serve: --log-level: expected debug, info, warn or "
-                        "error, got '%s'\n", optarg);
+                fprintf(stderr,
+                        "trainguard serve: --log-level: expected debug, info, warn or "
+                        "error, got '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -197,7 +205,7 @@ int tg_cmd_serve(int argc, char **argv)
     }
     if (!cfg.cert_file || !cfg.key_file) {
         fprintf(stderr, "trainguard serve: --tls-cert-file and --tls-private-key-file are "
-                "required\n");
+                        "required\n");
         return 2;
     }
     tg_log_set_level(level);

@@ -25,7 +25,7 @@ struct block {
 
 struct arena {
     bool active;
-    struct block *head;    /* current block; the first block is last in the chain */
+    struct block *head; /* current block; the first block is last in the chain */
 };
 
 static _Thread_local struct arena arena;

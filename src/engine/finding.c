@@ -31,8 +31,8 @@ static void utf8_cut(char *s, size_t len)
     s[n] = '\0';
 }
 
-int tg_findings_vadd(struct tg_findings *fs, const char *rule, int rule_index, enum tg_action action,
-                     const char *field, const char *fmt, va_list ap)
+int tg_findings_vadd(struct tg_findings *fs, const char *rule, int rule_index,
+                     enum tg_action action, const char *field, const char *fmt, va_list ap)
 {
     for (size_t i = 0; i < fs->n; i++) {
         if (fs->v[i].rule == rule && !strcmp(fs->v[i].field, field))

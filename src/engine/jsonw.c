@@ -126,8 +126,7 @@ void tg_buf_json(struct tg_buf *b, const json_t *v)
         json_t *x;
         bool first = true;
         tg_buf_put(b, "{", 1);
-        json_object_foreach((json_t *)v, k, x)
-        {
+        json_object_foreach ((json_t *)v, k, x) {
             if (!first)
                 tg_buf_put(b, ",", 1);
             first = false;
@@ -142,8 +141,7 @@ void tg_buf_json(struct tg_buf *b, const json_t *v)
         size_t i;
         json_t *x;
         tg_buf_put(b, "[", 1);
-        json_array_foreach((json_t *)v, i, x)
-        {
+        json_array_foreach ((json_t *)v, i, x) {
             if (i)
                 tg_buf_put(b, ",", 1);
             tg_buf_json(b, x);

@@ -66,8 +66,7 @@ int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent
         goto out;
     size_t i;
     json_t *item;
-    json_array_foreach(items, i, item)
-    {
+    json_array_foreach (items, i, item) {
         if ((rc = tg_patch_add_new(p, ptr, json_incref(item))) < 0)
             goto out;
     }
@@ -139,8 +138,8 @@ unsigned char *tg_base64_decode(const char *text, size_t *outlen)
             if (v[k] < 0 || (k == 2 && c == '=' && text[i + 3] != '='))
                 goto fail;
         }
-        unsigned int w = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 |
-                         (unsigned)v[3];
+        unsigned int w =
+            (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
         out[o++] = (unsigned char)(w >> 16);
         if (text[i + 2] != '=')
             out[o++] = (unsigned char)(w >> 8);
@@ -294,8 +293,7 @@ int tg_patch_apply(json_t **doc, const json_t *ops, char *err, size_t errlen)
         snprintf(err, errlen, "patch is not a JSON array");
         return -EINVAL;
     }
-    json_array_foreach(ops, i, op)
-    {
+    json_array_foreach (ops, i, op) {
         const char *kind = json_string_value(json_object_get(op, "op"));
         const char *path = json_string_value(json_object_get(op, "path"));
         json_t *value = json_object_get(op, "value");

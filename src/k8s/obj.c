@@ -122,8 +122,7 @@ const char *tg_env_value(json_t *container, const char *name, bool *defined)
         *defined = false;
     if (!json_is_array(env))
         return NULL;
-    json_array_foreach(env, i, e)
-    {
+    json_array_foreach (env, i, e) {
         const char *n = json_string_value(json_object_get(e, "name"));
         if (!n || strcmp(n, name))
             continue;

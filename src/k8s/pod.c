@@ -65,8 +65,7 @@ bool tg_template_requests_efa(const struct tg_template *t)
 
 /* The pod-level count over the containers whose value is a count; *bad tells whether some
  * written value was not. Returns whether any container writes the resource. */
-static bool template_sum(const struct tg_template *t, const char *name, long long *count,
-                         bool *bad)
+static bool template_sum(const struct tg_template *t, const char *name, long long *count, bool *bad)
 {
     long long sum = 0, init_max = 0, n;
     bool seen = false;
@@ -161,8 +160,7 @@ static bool str_in_array(json_t *arr, const char *v)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e)
-    {
+    json_array_foreach (arr, i, e) {
         if (json_is_string(e) && !strcmp(json_string_value(e), v))
             return true;
     }
@@ -183,8 +181,7 @@ static int pin_in(struct tg_label_pin *p, json_t *arr)
         return 0;
     }
     p->finite = true;
-    json_array_foreach(arr, i, e)
-    {
+    json_array_foreach (arr, i, e) {
         if (json_is_string(e) && pin_add(p, json_string_value(e)) < 0)
             return -ENOMEM;
     }
@@ -266,8 +263,7 @@ static int term_pin(struct tg_eval *ev, json_t *term, const struct tg_path *tp,
         return 0;
     }
     tg_path_key(&ep, tp, "matchExpressions");
-    json_array_foreach(exprs, i, e)
-    {
+    json_array_foreach (exprs, i, e) {
         tg_path_index(&xp, &ep, i);
         if (!json_is_object(e))
             continue;
@@ -306,8 +302,7 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
     json_t *terms = tg_get_array(ev, req, &p, "nodeSelectorTerms");
     tg_path_key(&p, &p, "nodeSelectorTerms");
     bool open = json_array_size(terms) == 0;
-    json_array_foreach(terms, i, t)
-    {
+    json_array_foreach (terms, i, t) {
         tg_path_index(&tp, &p, i);
         if (!json_is_object(t)) {
             if (ev && !json_is_null(t))

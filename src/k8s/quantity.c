@@ -27,13 +27,13 @@
 
 struct suffix {
     const char *s;
-    int e10;      /* decimal exponent */
-    int b2;       /* binary exponent */
+    int e10; /* decimal exponent */
+    int b2;  /* binary exponent */
 };
 
 static const struct suffix suffixes[] = {
-    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"", 0, 0},   {"k", 3, 0},   {"M", 6, 0},
-    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 10}, {"Mi", 0, 20},
+    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"", 0, 0},    {"k", 3, 0},   {"M", 6, 0},
+    {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
     {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
 };
 
@@ -133,7 +133,7 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
         if (n || frac_start[i] != '0')
             d[n++] = (unsigned char)(frac_start[i] - '0');
     if (n == 0)
-        goto out;   /* zero, "-0" included */
+        goto out; /* zero, "-0" included */
     mul_pow2(d, &n, b2);
 
     /* value in nano units = digits x 10^k */
@@ -148,14 +148,14 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
         for (long long i = 0; i < k; i++)
             v *= 10;
     } else {
-        long long keep = (long long)n + k;   /* digits left of the nano point */
+        long long keep = (long long)n + k; /* digits left of the nano point */
 
         for (long long i = 0; i < keep; i++)
             v = v * 10 + d[i];
         for (size_t i = keep > 0 ? (size_t)keep : 0; i < n; i++)
             nonzero_rest |= d[i] != 0;
         if (nonzero_rest)
-            v += 1;   /* round away from zero, like inf.RoundUp */
+            v += 1; /* round away from zero, like inf.RoundUp */
     }
     {
         __int128 limit = 1;

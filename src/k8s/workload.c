@@ -73,8 +73,7 @@ static int add_containers(struct tg_eval *ev, struct tg_template *t)
         size_t i;
         json_t *c;
         tg_path_key(&lp, &t->spec_path, lists[l]);
-        json_array_foreach(arr, i, c)
-        {
+        json_array_foreach (arr, i, c) {
             tg_path_index(&cp, &lp, i);
             if (json_is_null(c))
                 continue;
@@ -252,8 +251,7 @@ static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec
     vc->scheduler_name = sched ? sched : "";
     vc->tasks = tg_get_array(ev, spec, sp, "tasks");
     tg_path_key(&tp, sp, "tasks");
-    json_array_foreach(vc->tasks, i, task)
-    {
+    json_array_foreach (vc->tasks, i, task) {
         tg_path_index(&ip, &tp, i);
         if (!json_is_object(task)) {
             if (ev)

@@ -37,21 +37,21 @@
 #include "tg/launcher.h"
 
 enum eff {
-    E_NONE,        /* no effect we read */
+    E_NONE, /* no effect we read */
     E_NP,
     E_PERNODE,
-    E_MAPBY,       /* OpenMPI --map-by */
+    E_MAPBY, /* OpenMPI --map-by */
     E_OVERSUB,
     E_NOOVERSUB,
     E_HOSTS,
     E_HOSTFILE,
-    E_X,           /* -x NAME[=VALUE] */
-    E_MCA,         /* --mca KEY VALUE */
-    E_GENV,        /* -genv NAME VALUE */
-    E_GENVLIST,    /* -genvlist a,b */
+    E_X,        /* -x NAME[=VALUE] */
+    E_MCA,      /* --mca KEY VALUE */
+    E_GENV,     /* -genv NAME VALUE */
+    E_GENVLIST, /* -genvlist a,b */
     E_GENVALL,
     E_GENVNONE,
-    E_RR,          /* hydra -rr: one process per host in turn (= -perhost 1) */
+    E_RR, /* hydra -rr: one process per host in turn (= -perhost 1) */
 };
 
 struct opt {
@@ -63,125 +63,288 @@ struct opt {
 /* Open MPI 4.1 / 5.0 mpirun. Options that take no argument are listed too, so that an
  * unknown option can be told apart from the program. */
 static const struct opt openmpi_opts[] = {
-    {"-np", 1, E_NP}, {"--np", 1, E_NP}, {"-n", 1, E_NP}, {"--n", 1, E_NP}, {"-c", 1, E_NP},
-    {"-N", 1, E_PERNODE}, {"-npernode", 1, E_PERNODE}, {"--npernode", 1, E_PERNODE},
-    {"-map-by", 1, E_MAPBY}, {"--map-by", 1, E_MAPBY},
-    {"-oversubscribe", 0, E_OVERSUB}, {"--oversubscribe", 0, E_OVERSUB},
-    {"-nooversubscribe", 0, E_NOOVERSUB}, {"--nooversubscribe", 0, E_NOOVERSUB},
-    {"-H", 1, E_HOSTS}, {"-host", 1, E_HOSTS}, {"--host", 1, E_HOSTS},
-    {"-hostfile", 1, E_HOSTFILE}, {"--hostfile", 1, E_HOSTFILE},
-    {"-machinefile", 1, E_HOSTFILE}, {"--machinefile", 1, E_HOSTFILE},
-    {"-default-hostfile", 1, E_HOSTFILE}, {"--default-hostfile", 1, E_HOSTFILE},
+    {"-np", 1, E_NP},
+    {"--np", 1, E_NP},
+    {"-n", 1, E_NP},
+    {"--n", 1, E_NP},
+    {"-c", 1, E_NP},
+    {"-N", 1, E_PERNODE},
+    {"-npernode", 1, E_PERNODE},
+    {"--npernode", 1, E_PERNODE},
+    {"-map-by", 1, E_MAPBY},
+    {"--map-by", 1, E_MAPBY},
+    {"-oversubscribe", 0, E_OVERSUB},
+    {"--oversubscribe", 0, E_OVERSUB},
+    {"-nooversubscribe", 0, E_NOOVERSUB},
+    {"--nooversubscribe", 0, E_NOOVERSUB},
+    {"-H", 1, E_HOSTS},
+    {"-host", 1, E_HOSTS},
+    {"--host", 1, E_HOSTS},
+    {"-hostfile", 1, E_HOSTFILE},
+    {"--hostfile", 1, E_HOSTFILE},
+    {"-machinefile", 1, E_HOSTFILE},
+    {"--machinefile", 1, E_HOSTFILE},
+    {"-default-hostfile", 1, E_HOSTFILE},
+    {"--default-hostfile", 1, E_HOSTFILE},
     {"-x", 1, E_X},
-    {"-mca", 2, E_MCA}, {"--mca", 2, E_MCA}, {"-gmca", 2, E_MCA}, {"--gmca", 2, E_MCA},
-    {"-pmixmca", 2, E_NONE}, {"--pmixmca", 2, E_NONE}, {"-prtemca", 2, E_NONE},
+    {"-mca", 2, E_MCA},
+    {"--mca", 2, E_MCA},
+    {"-gmca", 2, E_MCA},
+    {"--gmca", 2, E_MCA},
+    {"-pmixmca", 2, E_NONE},
+    {"--pmixmca", 2, E_NONE},
+    {"-prtemca", 2, E_NONE},
     {"--prtemca", 2, E_NONE},
-    {"-npersocket", 1, E_NONE}, {"--npersocket", 1, E_NONE},
-    {"-rank-by", 1, E_NONE}, {"--rank-by", 1, E_NONE}, {"-bind-to", 1, E_NONE},
-    {"--bind-to", 1, E_NONE}, {"-prefix", 1, E_NONE}, {"--prefix", 1, E_NONE},
-    {"-wdir", 1, E_NONE}, {"--wdir", 1, E_NONE}, {"-wd", 1, E_NONE}, {"--wd", 1, E_NONE},
-    {"-path", 1, E_NONE}, {"--path", 1, E_NONE}, {"-preload-files", 1, E_NONE},
-    {"--preload-files", 1, E_NONE}, {"-tmpdir", 1, E_NONE}, {"--tmpdir", 1, E_NONE},
-    {"-output-filename", 1, E_NONE}, {"--output-filename", 1, E_NONE},
-    {"-report-uri", 1, E_NONE}, {"--report-uri", 1, E_NONE}, {"-report-pid", 1, E_NONE},
-    {"--report-pid", 1, E_NONE}, {"-rankfile", 1, E_NONE}, {"--rankfile", 1, E_NONE},
-    {"-rf", 1, E_NONE}, {"-cpus-per-proc", 1, E_NONE}, {"--cpus-per-proc", 1, E_NONE},
-    {"-cpus-per-rank", 1, E_NONE}, {"--cpus-per-rank", 1, E_NONE}, {"-cpu-set", 1, E_NONE},
-    {"--cpu-set", 1, E_NONE}, {"-cpu-list", 1, E_NONE}, {"--cpu-list", 1, E_NONE},
-    {"-slot-list", 1, E_NONE}, {"--slot-list", 1, E_NONE}, {"-app", 1, E_NONE},
-    {"--app", 1, E_NONE}, {"-am", 1, E_NONE}, {"--am", 1, E_NONE}, {"-tune", 1, E_NONE},
-    {"--tune", 1, E_NONE}, {"-timeout", 1, E_NONE}, {"--timeout", 1, E_NONE},
-    {"-stdin", 1, E_NONE}, {"--stdin", 1, E_NONE}, {"-ompi-server", 1, E_NONE},
-    {"--ompi-server", 1, E_NONE}, {"-launch-agent", 1, E_NONE}, {"--launch-agent", 1, E_NONE},
-    {"-max-vm-size", 1, E_NONE}, {"--max-vm-size", 1, E_NONE}, {"--output", 1, E_NONE},
-    {"--display", 1, E_NONE}, {"--runtime-options", 1, E_NONE}, {"--personality", 1, E_NONE},
-    {"-xterm", 1, E_NONE}, {"--xterm", 1, E_NONE}, {"--debugger", 1, E_NONE},
-    {"-allow-run-as-root", 0, E_NONE}, {"--allow-run-as-root", 0, E_NONE},
-    {"-tag-output", 0, E_NONE}, {"--tag-output", 0, E_NONE},
-    {"-timestamp-output", 0, E_NONE}, {"--timestamp-output", 0, E_NONE},
-    {"-display-map", 0, E_NONE}, {"--display-map", 0, E_NONE},
-    {"-display-allocation", 0, E_NONE}, {"--display-allocation", 0, E_NONE},
-    {"-display-devel-map", 0, E_NONE}, {"--display-devel-map", 0, E_NONE},
-    {"-report-bindings", 0, E_NONE}, {"--report-bindings", 0, E_NONE},
-    {"-bind-to-core", 0, E_NONE}, {"--bind-to-core", 0, E_NONE},
-    {"-bind-to-socket", 0, E_NONE}, {"--bind-to-socket", 0, E_NONE},
-    {"-bynode", 0, E_NONE}, {"--bynode", 0, E_NONE}, {"-byslot", 0, E_NONE},
-    {"--byslot", 0, E_NONE}, {"-q", 0, E_NONE}, {"--quiet", 0, E_NONE}, {"-v", 0, E_NONE},
-    {"--verbose", 0, E_NONE}, {"-d", 0, E_NONE}, {"--debug", 0, E_NONE},
-    {"--debug-daemons", 0, E_NONE}, {"-noprefix", 0, E_NONE}, {"--noprefix", 0, E_NONE},
-    {"-nolocal", 0, E_NONE}, {"--nolocal", 0, E_NONE}, {"-use-hwthread-cpus", 0, E_NONE},
-    {"--use-hwthread-cpus", 0, E_NONE}, {"-do-not-resolve", 0, E_NONE},
-    {"--do-not-resolve", 0, E_NONE}, {"--enable-recovery", 0, E_NONE},
-    {"--disable-recovery", 0, E_NONE}, {"-merge-stderr-to-stdout", 0, E_NONE},
-    {"--merge-stderr-to-stdout", 0, E_NONE}, {"-xml", 0, E_NONE}, {"--xml", 0, E_NONE},
-    {"--leave-session-attached", 0, E_NONE}, {"-s", 0, E_NONE}, {"--preload-binary", 0, E_NONE},
-    {"--show-progress", 0, E_NONE}, {"--hetero-nodes", 0, E_NONE}, {"--continuous", 0, E_NONE},
-    {"--report-state-on-timeout", 0, E_NONE}, {"--get-stack-traces", 0, E_NONE},
-    {"--index-argv-by-rank", 0, E_NONE}, {"-h", 0, E_NONE}, {"--help", 0, E_NONE},
-    {"-V", 0, E_NONE}, {"--version", 0, E_NONE},
+    {"-npersocket", 1, E_NONE},
+    {"--npersocket", 1, E_NONE},
+    {"-rank-by", 1, E_NONE},
+    {"--rank-by", 1, E_NONE},
+    {"-bind-to", 1, E_NONE},
+    {"--bind-to", 1, E_NONE},
+    {"-prefix", 1, E_NONE},
+    {"--prefix", 1, E_NONE},
+    {"-wdir", 1, E_NONE},
+    {"--wdir", 1, E_NONE},
+    {"-wd", 1, E_NONE},
+    {"--wd", 1, E_NONE},
+    {"-path", 1, E_NONE},
+    {"--path", 1, E_NONE},
+    {"-preload-files", 1, E_NONE},
+    {"--preload-files", 1, E_NONE},
+    {"-tmpdir", 1, E_NONE},
+    {"--tmpdir", 1, E_NONE},
+    {"-output-filename", 1, E_NONE},
+    {"--output-filename", 1, E_NONE},
+    {"-report-uri", 1, E_NONE},
+    {"--report-uri", 1, E_NONE},
+    {"-report-pid", 1, E_NONE},
+    {"--report-pid", 1, E_NONE},
+    {"-rankfile", 1, E_NONE},
+    {"--rankfile", 1, E_NONE},
+    {"-rf", 1, E_NONE},
+    {"-cpus-per-proc", 1, E_NONE},
+    {"--cpus-per-proc", 1, E_NONE},
+    {"-cpus-per-rank", 1, E_NONE},
+    {"--cpus-per-rank", 1, E_NONE},
+    {"-cpu-set", 1, E_NONE},
+    {"--cpu-set", 1, E_NONE},
+    {"-cpu-list", 1, E_NONE},
+    {"--cpu-list", 1, E_NONE},
+    {"-slot-list", 1, E_NONE},
+    {"--slot-list", 1, E_NONE},
+    {"-app", 1, E_NONE},
+    {"--app", 1, E_NONE},
+    {"-am", 1, E_NONE},
+    {"--am", 1, E_NONE},
+    {"-tune", 1, E_NONE},
+    {"--tune", 1, E_NONE},
+    {"-timeout", 1, E_NONE},
+    {"--timeout", 1, E_NONE},
+    {"-stdin", 1, E_NONE},
+    {"--stdin", 1, E_NONE},
+    {"-ompi-server", 1, E_NONE},
+    {"--ompi-server", 1, E_NONE},
+    {"-launch-agent", 1, E_NONE},
+    {"--launch-agent", 1, E_NONE},
+    {"-max-vm-size", 1, E_NONE},
+    {"--max-vm-size", 1, E_NONE},
+    {"--output", 1, E_NONE},
+    {"--display", 1, E_NONE},
+    {"--runtime-options", 1, E_NONE},
+    {"--personality", 1, E_NONE},
+    {"-xterm", 1, E_NONE},
+    {"--xterm", 1, E_NONE},
+    {"--debugger", 1, E_NONE},
+    {"-allow-run-as-root", 0, E_NONE},
+    {"--allow-run-as-root", 0, E_NONE},
+    {"-tag-output", 0, E_NONE},
+    {"--tag-output", 0, E_NONE},
+    {"-timestamp-output", 0, E_NONE},
+    {"--timestamp-output", 0, E_NONE},
+    {"-display-map", 0, E_NONE},
+    {"--display-map", 0, E_NONE},
+    {"-display-allocation", 0, E_NONE},
+    {"--display-allocation", 0, E_NONE},
+    {"-display-devel-map", 0, E_NONE},
+    {"--display-devel-map", 0, E_NONE},
+    {"-report-bindings", 0, E_NONE},
+    {"--report-bindings", 0, E_NONE},
+    {"-bind-to-core", 0, E_NONE},
+    {"--bind-to-core", 0, E_NONE},
+    {"-bind-to-socket", 0, E_NONE},
+    {"--bind-to-socket", 0, E_NONE},
+    {"-bynode", 0, E_NONE},
+    {"--bynode", 0, E_NONE},
+    {"-byslot", 0, E_NONE},
+    {"--byslot", 0, E_NONE},
+    {"-q", 0, E_NONE},
+    {"--quiet", 0, E_NONE},
+    {"-v", 0, E_NONE},
+    {"--verbose", 0, E_NONE},
+    {"-d", 0, E_NONE},
+    {"--debug", 0, E_NONE},
+    {"--debug-daemons", 0, E_NONE},
+    {"-noprefix", 0, E_NONE},
+    {"--noprefix", 0, E_NONE},
+    {"-nolocal", 0, E_NONE},
+    {"--nolocal", 0, E_NONE},
+    {"-use-hwthread-cpus", 0, E_NONE},
+    {"--use-hwthread-cpus", 0, E_NONE},
+    {"-do-not-resolve", 0, E_NONE},
+    {"--do-not-resolve", 0, E_NONE},
+    {"--enable-recovery", 0, E_NONE},
+    {"--disable-recovery", 0, E_NONE},
+    {"-merge-stderr-to-stdout", 0, E_NONE},
+    {"--merge-stderr-to-stdout", 0, E_NONE},
+    {"-xml", 0, E_NONE},
+    {"--xml", 0, E_NONE},
+    {"--leave-session-attached", 0, E_NONE},
+    {"-s", 0, E_NONE},
+    {"--preload-binary", 0, E_NONE},
+    {"--show-progress", 0, E_NONE},
+    {"--hetero-nodes", 0, E_NONE},
+    {"--continuous", 0, E_NONE},
+    {"--report-state-on-timeout", 0, E_NONE},
+    {"--get-stack-traces", 0, E_NONE},
+    {"--index-argv-by-rank", 0, E_NONE},
+    {"-h", 0, E_NONE},
+    {"--help", 0, E_NONE},
+    {"-V", 0, E_NONE},
+    {"--version", 0, E_NONE},
     {NULL, 0, 0},
 };
 
 /* Intel MPI and MPICH mpiexec.hydra (global and local options). */
 static const struct opt hydra_opts[] = {
-    {"-n", 1, E_NP}, {"-np", 1, E_NP},
-    {"-ppn", 1, E_PERNODE}, {"-perhost", 1, E_PERNODE}, {"-grr", 1, E_PERNODE},
+    {"-n", 1, E_NP},
+    {"-np", 1, E_NP},
+    {"-ppn", 1, E_PERNODE},
+    {"-perhost", 1, E_PERNODE},
+    {"-grr", 1, E_PERNODE},
     {"-rr", 0, E_RR},
-    {"-genv", 2, E_GENV}, {"-env", 2, E_GENV},
-    {"-genvlist", 1, E_GENVLIST}, {"-envlist", 1, E_GENVLIST},
-    {"-genvall", 0, E_GENVALL}, {"-envall", 0, E_GENVALL},
-    {"-genvnone", 0, E_GENVNONE}, {"-envnone", 0, E_GENVNONE},
-    {"-genvexcl", 1, E_NONE}, {"-envexcl", 1, E_NONE},
-    {"-f", 1, E_HOSTFILE}, {"-hostfile", 1, E_HOSTFILE}, {"-machinefile", 1, E_HOSTFILE},
+    {"-genv", 2, E_GENV},
+    {"-env", 2, E_GENV},
+    {"-genvlist", 1, E_GENVLIST},
+    {"-envlist", 1, E_GENVLIST},
+    {"-genvall", 0, E_GENVALL},
+    {"-envall", 0, E_GENVALL},
+    {"-genvnone", 0, E_GENVNONE},
+    {"-envnone", 0, E_GENVNONE},
+    {"-genvexcl", 1, E_NONE},
+    {"-envexcl", 1, E_NONE},
+    {"-f", 1, E_HOSTFILE},
+    {"-hostfile", 1, E_HOSTFILE},
+    {"-machinefile", 1, E_HOSTFILE},
     {"-machine", 1, E_HOSTFILE},
-    {"-hosts", 1, E_HOSTS}, {"-host", 1, E_HOSTS},
-    {"-wdir", 1, E_NONE}, {"-path", 1, E_NONE}, {"-configfile", 1, E_NONE},
-    {"-bootstrap", 1, E_NONE}, {"-bootstrap-exec", 1, E_NONE},
-    {"-bootstrap-exec-args", 1, E_NONE}, {"-launcher", 1, E_NONE},
-    {"-launcher-exec", 1, E_NONE}, {"-iface", 1, E_NONE}, {"-rmk", 1, E_NONE},
-    {"-demux", 1, E_NONE}, {"-usize", 1, E_NONE}, {"-bind-to", 1, E_NONE},
-    {"-map-by", 1, E_NONE}, {"-membind", 1, E_NONE}, {"-binding", 1, E_NONE},
-    {"-s", 1, E_NONE}, {"-outfile-pattern", 1, E_NONE}, {"-errfile-pattern", 1, E_NONE},
-    {"-prepend-pattern", 1, E_NONE}, {"-hosts-group", 1, E_NONE}, {"-nameserver", 1, E_NONE},
-    {"-branch-count", 1, E_NONE}, {"-gtool", 1, E_NONE}, {"-gtoolfile", 1, E_NONE},
-    {"-localhost", 1, E_NONE}, {"-ckpoint-prefix", 1, E_NONE}, {"-ckpointlib", 1, E_NONE},
-    {"-prepend-rank", 0, E_NONE}, {"-l", 0, E_NONE}, {"-v", 0, E_NONE},
-    {"-verbose", 0, E_NONE}, {"-info", 0, E_NONE}, {"-version", 0, E_NONE},
-    {"-print-all-exitcodes", 0, E_NONE}, {"-print-rank-map", 0, E_NONE}, {"-gdb", 0, E_NONE},
-    {"-nolocal", 0, E_NONE}, {"-ordered-output", 0, E_NONE}, {"-silent-abort", 0, E_NONE},
-    {"-disable-x", 0, E_NONE}, {"-enable-x", 0, E_NONE}, {"-ilp64", 0, E_NONE},
-    {"-check_mpi", 0, E_NONE}, {"-trace", 0, E_NONE}, {"-mps", 0, E_NONE},
-    {"-tune", 0, E_NONE}, {"-h", 0, E_NONE}, {"-help", 0, E_NONE}, {"--help", 0, E_NONE},
+    {"-hosts", 1, E_HOSTS},
+    {"-host", 1, E_HOSTS},
+    {"-wdir", 1, E_NONE},
+    {"-path", 1, E_NONE},
+    {"-configfile", 1, E_NONE},
+    {"-bootstrap", 1, E_NONE},
+    {"-bootstrap-exec", 1, E_NONE},
+    {"-bootstrap-exec-args", 1, E_NONE},
+    {"-launcher", 1, E_NONE},
+    {"-launcher-exec", 1, E_NONE},
+    {"-iface", 1, E_NONE},
+    {"-rmk", 1, E_NONE},
+    {"-demux", 1, E_NONE},
+    {"-usize", 1, E_NONE},
+    {"-bind-to", 1, E_NONE},
+    {"-map-by", 1, E_NONE},
+    {"-membind", 1, E_NONE},
+    {"-binding", 1, E_NONE},
+    {"-s", 1, E_NONE},
+    {"-outfile-pattern", 1, E_NONE},
+    {"-errfile-pattern", 1, E_NONE},
+    {"-prepend-pattern", 1, E_NONE},
+    {"-hosts-group", 1, E_NONE},
+    {"-nameserver", 1, E_NONE},
+    {"-branch-count", 1, E_NONE},
+    {"-gtool", 1, E_NONE},
+    {"-gtoolfile", 1, E_NONE},
+    {"-localhost", 1, E_NONE},
+    {"-ckpoint-prefix", 1, E_NONE},
+    {"-ckpointlib", 1, E_NONE},
+    {"-prepend-rank", 0, E_NONE},
+    {"-l", 0, E_NONE},
+    {"-v", 0, E_NONE},
+    {"-verbose", 0, E_NONE},
+    {"-info", 0, E_NONE},
+    {"-version", 0, E_NONE},
+    {"-print-all-exitcodes", 0, E_NONE},
+    {"-print-rank-map", 0, E_NONE},
+    {"-gdb", 0, E_NONE},
+    {"-nolocal", 0, E_NONE},
+    {"-ordered-output", 0, E_NONE},
+    {"-silent-abort", 0, E_NONE},
+    {"-disable-x", 0, E_NONE},
+    {"-enable-x", 0, E_NONE},
+    {"-ilp64", 0, E_NONE},
+    {"-check_mpi", 0, E_NONE},
+    {"-trace", 0, E_NONE},
+    {"-mps", 0, E_NONE},
+    {"-tune", 0, E_NONE},
+    {"-h", 0, E_NONE},
+    {"-help", 0, E_NONE},
+    {"--help", 0, E_NONE},
     {NULL, 0, 0},
 };
 
 /* horovodrun (horovod/horovod: horovod/runner/launch.py, parse_args). */
 static const struct opt horovod_opts[] = {
-    {"-np", 1, E_NP}, {"--num-proc", 1, E_NP},
-    {"-H", 1, E_HOSTS}, {"--hosts", 1, E_HOSTS},
-    {"-hostfile", 1, E_HOSTFILE}, {"--hostfile", 1, E_HOSTFILE},
-    {"--slots-per-host", 1, E_PERNODE}, {"--slots", 1, E_PERNODE},
-    {"-p", 1, E_NONE}, {"--ssh-port", 1, E_NONE}, {"-i", 1, E_NONE},
-    {"--ssh-identity-file", 1, E_NONE}, {"--min-np", 1, E_NONE}, {"--min-num-proc", 1, E_NONE},
-    {"--max-np", 1, E_NONE}, {"--max-num-proc", 1, E_NONE},
-    {"--host-discovery-script", 1, E_NONE}, {"--network-interface", 1, E_NONE},
-    {"--network-interfaces", 1, E_NONE}, {"--output-filename", 1, E_NONE},
-    {"--start-timeout", 1, E_NONE}, {"--config-file", 1, E_NONE}, {"--mpi-args", 1, E_NONE},
-    {"--log-level", 1, E_NONE}, {"--elastic-timeout", 1, E_NONE},
-    {"--reset-limit", 1, E_NONE}, {"--cycle-time-ms", 1, E_NONE},
-    {"--cache-capacity", 1, E_NONE}, {"--fusion-threshold-mb", 1, E_NONE},
-    {"--timeline-filename", 1, E_NONE}, {"--autotune-log-file", 1, E_NONE},
-    {"--gloo-timeout-seconds", 1, E_NONE}, {"--num-nccl-streams", 1, E_NONE},
-    {"--thread-affinity", 1, E_NONE}, {"--blacklist-cooldown-range", 2, E_NONE},
-    {"--gloo", 0, E_NONE}, {"--mpi", 0, E_NONE}, {"--jsrun", 0, E_NONE}, {"--tcp", 0, E_NONE},
-    {"--verbose", 0, E_NONE}, {"--disable-cache", 0, E_NONE}, {"-cb", 0, E_NONE},
-    {"--check-build", 0, E_NONE}, {"-v", 0, E_NONE}, {"--version", 0, E_NONE},
-    {"--mpi-threads-disable", 0, E_NONE}, {"--prefix-output-with-timestamp", 0, E_NONE},
+    {"-np", 1, E_NP},
+    {"--num-proc", 1, E_NP},
+    {"-H", 1, E_HOSTS},
+    {"--hosts", 1, E_HOSTS},
+    {"-hostfile", 1, E_HOSTFILE},
+    {"--hostfile", 1, E_HOSTFILE},
+    {"--slots-per-host", 1, E_PERNODE},
+    {"--slots", 1, E_PERNODE},
+    {"-p", 1, E_NONE},
+    {"--ssh-port", 1, E_NONE},
+    {"-i", 1, E_NONE},
+    {"--ssh-identity-file", 1, E_NONE},
+    {"--min-np", 1, E_NONE},
+    {"--min-num-proc", 1, E_NONE},
+    {"--max-np", 1, E_NONE},
+    {"--max-num-proc", 1, E_NONE},
+    {"--host-discovery-script", 1, E_NONE},
+    {"--network-interface", 1, E_NONE},
+    {"--network-interfaces", 1, E_NONE},
+    {"--output-filename", 1, E_NONE},
+    {"--start-timeout", 1, E_NONE},
+    {"--config-file", 1, E_NONE},
+    {"--mpi-args", 1, E_NONE},
+    {"--log-level", 1, E_NONE},
+    {"--elastic-timeout", 1, E_NONE},
+    {"--reset-limit", 1, E_NONE},
+    {"--cycle-time-ms", 1, E_NONE},
+    {"--cache-capacity", 1, E_NONE},
+    {"--fusion-threshold-mb", 1, E_NONE},
+    {"--timeline-filename", 1, E_NONE},
+    {"--autotune-log-file", 1, E_NONE},
+    {"--gloo-timeout-seconds", 1, E_NONE},
+    {"--num-nccl-streams", 1, E_NONE},
+    {"--thread-affinity", 1, E_NONE},
+    {"--blacklist-cooldown-range", 2, E_NONE},
+    {"--gloo", 0, E_NONE},
+    {"--mpi", 0, E_NONE},
+    {"--jsrun", 0, E_NONE},
+    {"--tcp", 0, E_NONE},
+    {"--verbose", 0, E_NONE},
+    {"--disable-cache", 0, E_NONE},
+    {"-cb", 0, E_NONE},
+    {"--check-build", 0, E_NONE},
+    {"-v", 0, E_NONE},
+    {"--version", 0, E_NONE},
+    {"--mpi-threads-disable", 0, E_NONE},
+    {"--prefix-output-with-timestamp", 0, E_NONE},
     {NULL, 0, 0},
 };
 
-static const char *const launchers[] = {"mpirun", "mpiexec", "mpiexec.hydra", "orterun",
-                                        "prterun", "horovodrun", NULL};
+static const char *const launchers[] = {
+    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "horovodrun", NULL};
 
 bool tg_launcher_is_mpi(const char *word)
 {
@@ -243,8 +406,7 @@ bool tg_mpirun_forwards_all(const struct tg_mpirun *run)
 {
     if (run->forward_all)
         return true;
-    return run->impl != TG_MPI_OPENMPI && !run->horovod && !run->forward_none &&
-           !run->forward_list;
+    return run->impl != TG_MPI_OPENMPI && !run->horovod && !run->forward_none && !run->forward_list;
 }
 
 bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
@@ -351,7 +513,7 @@ static int add_x(struct tg_mpirun *run, const struct tg_sh_word *w)
     const char *eq = strchr(w->text, '=');
     size_t nl = eq ? (size_t)(eq - w->text) : strlen(w->text);
     if (!valid_name(w->text, nl))
-        return 0;   /* "-x $VARS": the name itself is unknown */
+        return 0; /* "-x $VARS": the name itself is unknown */
     return add_fwd(run, w->text, nl, eq ? eq + 1 : NULL, w->resolved);
 }
 
@@ -413,9 +575,9 @@ static void read_map_by(struct tg_mpirun *run, const struct tg_sh_word *w)
     const char *num = t + 4;
     size_t nlen = strcspn(num, ":");
     const char *obj = num + nlen;
-    if (*obj != ':' || strncasecmp(obj + 1, "node", 4) != 0 || (obj[5] && obj[5] != ':' &&
-                                                                 obj[5] != ','))
-        return;   /* ppr:N:socket and friends: per socket, not per node */
+    if (*obj != ':' || strncasecmp(obj + 1, "node", 4) != 0 ||
+        (obj[5] && obj[5] != ':' && obj[5] != ','))
+        return; /* ppr:N:socket and friends: per socket, not per node */
     char buf[64];
     snprintf(buf, sizeof(buf), "%.*s", (int)(nlen < 63 ? nlen : 63), num);
     struct tg_sh_word nw = {.text = buf, .resolved = w->resolved, .reason = w->reason};
@@ -468,7 +630,7 @@ static const struct opt *find_opt(const struct opt *tab, const char *word, const
             return &tab[i];
     const char *eq = strchr(word, '=');
     if (!eq || word[1] != '-')
-        return NULL;   /* --opt=value only for long options */
+        return NULL; /* --opt=value only for long options */
     for (size_t i = 0; tab[i].name; i++) {
         if (tab[i].nargs == 1 && strlen(tab[i].name) == (size_t)(eq - word) &&
             strncmp(tab[i].name, word, (size_t)(eq - word)) == 0) {
@@ -545,8 +707,7 @@ static int apply(struct tg_mpirun *run, const struct opt *o, const struct tg_sh_
     return 0;
 }
 
-static void add_counts(struct tg_launch_value *total, const struct tg_launch_value *ctx,
-                       bool first)
+static void add_counts(struct tg_launch_value *total, const struct tg_launch_value *ctx, bool first)
 {
     if (first) {
         *total = *ctx;
@@ -585,8 +746,9 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
     run->horovod = strcmp(b, "horovodrun") == 0;
     run->impl = impl;
     run->forward_all = run->horovod;
-    const struct opt *tab = run->horovod ? horovod_opts
-                          : impl == TG_MPI_OPENMPI ? openmpi_opts : hydra_opts;
+    const struct opt *tab = run->horovod             ? horovod_opts
+                            : impl == TG_MPI_OPENMPI ? openmpi_opts
+                                                     : hydra_opts;
     struct tg_launch_value ctx_np;
     memset(&ctx_np, 0, sizeof(ctx_np));
     bool first_ctx = true;
@@ -652,7 +814,7 @@ static int vars_from_env(json_t *container, struct tg_sh_vars *vars)
     json_t *e;
     if (!json_is_array(env))
         return 0;
-    json_array_foreach(env, i, e) {
+    json_array_foreach (env, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         json_t *val = json_object_get(e, "value");
         if (!name || !*name)
@@ -669,7 +831,7 @@ static int vars_from_env(json_t *container, struct tg_sh_vars *vars)
             snprintf(why, sizeof(why), "$%.60s is set from valueFrom, unknown at admission", name);
             rc = tg_sh_vars_set(vars, name, NULL, why);
         } else {
-            rc = tg_sh_vars_set(vars, name, "", NULL);   /* value defaults to "" */
+            rc = tg_sh_vars_set(vars, name, "", NULL); /* value defaults to "" */
         }
         if (rc < 0)
             return rc;
@@ -683,7 +845,7 @@ static int push_items(json_t *arr, const struct tg_sh_vars *vars, struct tg_sh_w
 {
     size_t i;
     json_t *it;
-    json_array_foreach(arr, i, it) {
+    json_array_foreach (arr, i, it) {
         const char *s = json_string_value(it);
         if (!s)
             return -EINVAL;
@@ -722,8 +884,7 @@ static bool mentions_launcher(json_t *container)
         json_t *arr = json_object_get(container, lists[l]);
         size_t i;
         json_t *item;
-        json_array_foreach(arr, i, item)
-        {
+        json_array_foreach (arr, i, item) {
             const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
             for (size_t k = 0; s && k < sizeof(names) / sizeof(names[0]); k++) {
                 if (strstr(s, names[k]))
@@ -761,7 +922,7 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
     if (rc == 0 && json_is_array(args))
         rc = push_items(args, &vars, words, &n);
     if (rc == -EINVAL) {
-        rc = 0;      /* not an array of strings: object.invalid-field is the engine's */
+        rc = 0; /* not an array of strings: object.invalid-field is the engine's */
         goto out;
     }
     if (rc == 0)

@@ -218,20 +218,20 @@ char *tg_k8s_expand(const char *s, const struct tg_sh_vars *vars, char *unknown,
 
 /* ---- raw words ------------------------------------------------------------------------------ */
 enum seg_kind {
-    SEG_LIT,      /* text */
-    SEG_PARAM,    /* $NAME, ${NAME}, ${NAME:-dflt}: text = NAME */
-    SEG_ARITH,    /* $((text)) */
-    SEG_BAD,      /* command substitution or an expansion we do not read: text = as written */
+    SEG_LIT,   /* text */
+    SEG_PARAM, /* $NAME, ${NAME}, ${NAME:-dflt}: text = NAME */
+    SEG_ARITH, /* $((text)) */
+    SEG_BAD,   /* command substitution or an expansion we do not read: text = as written */
 };
 
 struct seg {
     enum seg_kind kind;
-    bool quoted;        /* SEG_LIT: came from inside quotes or after a backslash */
-    bool has_dflt;      /* SEG_PARAM: ${NAME-dflt} / ${NAME:-dflt} */
-    bool colon;         /* ... the ':-' form: an empty value also takes the default */
+    bool quoted;   /* SEG_LIT: came from inside quotes or after a backslash */
+    bool has_dflt; /* SEG_PARAM: ${NAME-dflt} / ${NAME:-dflt} */
+    bool colon;    /* ... the ':-' form: an empty value also takes the default */
     char *text;
     char *dflt;
-    char *why;          /* SEG_BAD: the reason */
+    char *why; /* SEG_BAD: the reason */
 };
 
 struct rword {
@@ -277,15 +277,15 @@ struct walk {
     enum tg_mpi_impl impl;
     int depth;
     struct tg_launch *out;
-    size_t index;       /* simple commands seen so far */
-    size_t argv_index;  /* the container argv item this script came from */
+    size_t index;      /* simple commands seen so far */
+    size_t argv_index; /* the container argv item this script came from */
     /* NAME=VALUE words that reach the current command's environment only: prefix assignments
      * and `env NAME=VALUE` arguments (set while one simple command is read) */
     const struct tg_sh_word *cmd_env;
     size_t ncmd_env;
     const struct tg_sh_word *env_args;
     size_t nenv_args;
-    bool env_cleared;   /* env -i: the container env does not reach the command */
+    bool env_cleared; /* env -i: the container env does not reach the command */
     bool oom;
 };
 
@@ -357,16 +357,16 @@ static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t le
 enum tok {
     TOK_EOF,
     TOK_WORD,
-    TOK_SEP,       /* ; & && || | |& ( ) ;; newline */
-    TOK_REDIR,     /* < > >> <& >& <> >| <<  <<- &> */
+    TOK_SEP,   /* ; & && || | |& ( ) ;; newline */
+    TOK_REDIR, /* < > >> <& >& <> >| <<  <<- &> */
 };
 
 struct lex {
     const char *p;
     int line;
-    bool newline;          /* the last TOK_SEP was a newline */
-    bool heredoc;          /* the last TOK_REDIR was << or <<- */
-    bool heredoc_strip;    /* <<- */
+    bool newline;       /* the last TOK_SEP was a newline */
+    bool heredoc;       /* the last TOK_REDIR was << or <<- */
+    bool heredoc_strip; /* <<- */
     bool error;
     char err[TG_LAUNCH_REASON_MAX];
 };
@@ -510,7 +510,7 @@ static void lex_backquote(struct lex *lx, struct walk *w, struct rword *rw)
 static void lex_dquote(struct lex *lx, struct walk *w, struct rword *rw)
 {
     lx->p++;
-    rword_lit(w, rw, "", 0, true);   /* "" is a word even when empty */
+    rword_lit(w, rw, "", 0, true); /* "" is a word even when empty */
     for (;;) {
         char c = *lx->p;
         if (!c) {
@@ -636,8 +636,8 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
     }
     /* an IO number (2>file) is part of the redirection, not a word */
     if ((*lx->p == '<' || *lx->p == '>') && rw->n == 1 && rw->v[0].kind == SEG_LIT &&
-        !rw->v[0].quoted && rw->v[0].text[0] && strspn(rw->v[0].text, "0123456789") ==
-        strlen(rw->v[0].text)) {
+        !rw->v[0].quoted && rw->v[0].text[0] &&
+        strspn(rw->v[0].text, "0123456789") == strlen(rw->v[0].text)) {
         rword_release(rw);
         return lex_next(lx, w, rw);
     }
@@ -922,8 +922,8 @@ static void expand_segs(struct walk *w, const struct rword *rw, size_t from, siz
 }
 
 /* ---- simple commands ------------------------------------------------------------------------ */
-static const char *const reserved_skip[] = {"if", "then", "else", "elif", "fi", "do", "done",
-                                            "while", "until", "!", "{", "}", "esac", NULL};
+static const char *const reserved_skip[] = {"if",    "then",  "else", "elif", "fi", "do",   "done",
+                                            "while", "until", "!",    "{",    "}",  "esac", NULL};
 static const char *const reserved_stop[] = {"for", "case", "select", "function", NULL};
 
 static bool in_list(const char *s, const char *const *list)
@@ -988,7 +988,8 @@ static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
         char name[128];
         snprintf(name, sizeof(name), "%.*s", (int)len, t);
         if (t[len] == '=') {
-            struct tg_sh_word val = {.text = (char *)t + len + 1, .resolved = words[i].resolved,
+            struct tg_sh_word val = {.text = (char *)t + len + 1,
+                                     .resolved = words[i].resolved,
                                      .reason = words[i].reason};
             set_from_word(w, name, &val);
         }
@@ -1096,11 +1097,11 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
             j++;
             break;
         }
-        if (t[1] == '-') {            /* --login, --norc, --noprofile */
+        if (t[1] == '-') { /* --login, --norc, --noprofile */
             j++;
             continue;
         }
-        if (strcmp(t + 1, "o") == 0) {   /* -o pipefail */
+        if (strcmp(t + 1, "o") == 0) { /* -o pipefail */
             j += 2;
             continue;
         }
@@ -1138,7 +1139,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
     while (i < n && !w->oom) {
         const struct tg_sh_word *cur = &words[i];
         if (!cur->resolved)
-            return 0;     /* $MPIRUN: what runs is unknown */
+            return 0; /* $MPIRUN: what runs is unknown */
         const char *b = base_name(cur->text);
         if (strcmp(b, "exec") == 0) {
             i++;
@@ -1156,8 +1157,10 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             i++;
             while (i < n && starts_opt(&words[i])) {
                 const char *t = words[i].text;
-                i += (strcmp(t, "-s") == 0 || strcmp(t, "-k") == 0 ||
-                      strcmp(t, "--signal") == 0 || strcmp(t, "--kill-after") == 0) ? 2 : 1;
+                i += (strcmp(t, "-s") == 0 || strcmp(t, "-k") == 0 || strcmp(t, "--signal") == 0 ||
+                      strcmp(t, "--kill-after") == 0)
+                         ? 2
+                         : 1;
             }
             i++;
         } else if (strcmp(b, "env") == 0) {
@@ -1185,9 +1188,11 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
         } else if (strcmp(b, "nice") == 0 || strcmp(b, "stdbuf") == 0 || strcmp(b, "sudo") == 0 ||
                    strcmp(b, "numactl") == 0 || strcmp(b, "taskset") == 0) {
             /* short options that take a separate value, per wrapper */
-            const char *withval = !strcmp(b, "nice") ? "n" : !strcmp(b, "stdbuf") ? "ioe"
-                                : !strcmp(b, "sudo") ? "ugCph" : !strcmp(b, "numactl") ? "NmCpi"
-                                : "";
+            const char *withval = !strcmp(b, "nice")      ? "n"
+                                  : !strcmp(b, "stdbuf")  ? "ioe"
+                                  : !strcmp(b, "sudo")    ? "ugCph"
+                                  : !strcmp(b, "numactl") ? "NmCpi"
+                                                          : "";
             bool ts = strcmp(b, "taskset") == 0;
             i++;
             while (i < n && starts_opt(&words[i])) {
@@ -1195,7 +1200,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                 i += (strlen(t) == 2 && strchr(withval, t[1])) ? 2 : 1;
             }
             if (ts)
-                i++;      /* the CPU mask */
+                i++; /* the CPU mask */
         } else if (strcmp(b, "export") == 0 || strcmp(b, "readonly") == 0 ||
                    strcmp(b, "declare") == 0 || strcmp(b, "typeset") == 0 ||
                    strcmp(b, "local") == 0) {
@@ -1295,12 +1300,12 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
 static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
                         int depth, size_t argv_index, struct tg_launch *out)
 {
-    struct walk w = {.vars = vars, .impl = impl, .depth = depth, .out = out,
-                     .argv_index = argv_index};
+    struct walk w = {
+        .vars = vars, .impl = impl, .depth = depth, .out = out, .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
     struct rwords cmd = {0};
     struct rword rw = {0};
-    char *heredoc = NULL;     /* delimiter of a pending here-document */
+    char *heredoc = NULL; /* delimiter of a pending here-document */
     bool heredoc_strip = false;
     bool drop_next = false, want_delim = false;
     int cmd_line = 1;
@@ -1308,7 +1313,7 @@ static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi
         int line = lx.line;
         enum tok t = lex_next(&lx, &w, &rw);
         if (w.oom || lx.error)
-            break;     /* sh refuses a command it cannot parse: it never runs */
+            break; /* sh refuses a command it cannot parse: it never runs */
         if (t == TOK_WORD) {
             if (want_delim) {
                 struct tg_sh_word d;

@@ -157,8 +157,7 @@ static bool items_have(json_t *items, const char *name)
 {
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it)
-    {
+    json_array_foreach (items, i, it) {
         if (!strcmp(json_string_value(json_object_get(it, "name")), name))
             return true;
     }
@@ -183,7 +182,8 @@ static int wanted_names(const struct tg_policy *pol, const struct pins *p, json_
         bool dup = false;
         size_t j;
         json_t *n;
-        json_array_foreach(names, j, n) dup |= !strcmp(json_string_value(n), e->name);
+        json_array_foreach (names, j, n)
+            dup |= !strcmp(json_string_value(n), e->name);
         if (!dup && json_array_append_new(names, json_string(e->name)))
             return -ENOMEM;
     }
@@ -222,8 +222,7 @@ static bool env_writable(struct tg_eval *ev, const struct tg_container *k, json_
         char names[160] = "";
         size_t i, at = 0;
         json_t *it;
-        json_array_foreach(items, i, it)
-        {
+        json_array_foreach (items, i, it) {
             int n = snprintf(names + at, sizeof(names) - at, "%s%s", i ? "," : "",
                              json_string_value(json_object_get(it, "name")));
             if (n < 0 || (size_t)n >= sizeof(names) - at)
@@ -268,8 +267,7 @@ static size_t unforwarded(const struct tg_launch *l, json_t *names, char *buf, s
     size_t i, count = 0, at = 0;
     json_t *v;
     buf[0] = '\0';
-    json_array_foreach(names, i, v)
-    {
+    json_array_foreach (names, i, v) {
         const char *name = json_string_value(v);
         bool ok = l && l->nruns > 0;
         for (size_t r = 0; l && r < l->nruns && ok; r++)
@@ -409,8 +407,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
         char value[512];
         size_t i, at = 0;
         json_t *v;
-        json_array_foreach(names, i, v)
-        {
+        json_array_foreach (names, i, v) {
             int n = snprintf(value + at, sizeof(value) - at, "%s%s", i ? ";" : "",
                              json_string_value(v));
             if (n < 0 || (size_t)n >= sizeof(value) - at)

@@ -43,8 +43,7 @@ static long env_index(json_t *container, const char *name)
     long last = -1;
     size_t i;
     json_t *e;
-    json_array_foreach(env, i, e)
-    {
+    json_array_foreach (env, i, e) {
         const char *n = json_string_value(json_object_get(e, "name"));
         if (n && !strcmp(n, name))
             last = (long)i;
@@ -133,8 +132,7 @@ static void hugepage_names(json_t *map, const char **names, size_t *n, size_t ca
 {
     const char *key;
     json_t *v;
-    json_object_foreach(map, key, v)
-    {
+    json_object_foreach (map, key, v) {
         if (strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
             continue;
         bool dup = false;
@@ -238,8 +236,7 @@ static bool volume_mounted(const struct tg_template *t, const char *name)
         json_t *mounts = json_object_get(t->containers[i].c, "volumeMounts");
         size_t j;
         json_t *m;
-        json_array_foreach(mounts, j, m)
-        {
+        json_array_foreach (mounts, j, m) {
             const char *n = json_string_value(json_object_get(m, "name"));
             if (n && !strcmp(n, name))
                 return true;
@@ -255,8 +252,7 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     json_t *v;
     json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
     tg_path_key(&vp, &t->spec_path, "volumes");
-    json_array_foreach(vols, i, v)
-    {
+    json_array_foreach (vols, i, v) {
         tg_path_index(&ip, &vp, i);
         if (!json_is_object(v))
             continue;

@@ -23,8 +23,8 @@ static bool check_negative(struct tg_eval *ev, const char *field, const char *wh
 {
     if (v >= 0)
         return false;
-    tg_report(ev, "gang.negative", field, "%s %lld is negative: it counts pods and must be 0 or more",
-              what, v);
+    tg_report(ev, "gang.negative", field,
+              "%s %lld is negative: it counts pods and must be 0 or more", what, v);
     return true;
 }
 
@@ -91,10 +91,10 @@ static void gang_mpijob(struct tg_eval *ev)
  * partitionPolicy minimums are not modelled: they can only hide a partial start, never invent
  * one. */
 struct vc_totals {
-    long long members;      /* sum of task replicas */
-    long long task_min;     /* sum of task minimums after the webhook defaults */
-    bool members_known;     /* every task's replicas usable */
-    bool task_min_known;    /* every task's minimum usable */
+    long long members;   /* sum of task replicas */
+    long long task_min;  /* sum of task minimums after the webhook defaults */
+    bool members_known;  /* every task's replicas usable */
+    bool task_min_known; /* every task's minimum usable */
 };
 
 /* One task: gang.negative, a task minAvailable above its replicas, and the totals. */
@@ -107,7 +107,7 @@ static void vc_task(struct tg_eval *ev, json_t *task, const struct tg_path *ip, 
     tg_path_key(&mp, ip, "minAvailable");
     int got_r = tg_get_int(ev, task, ip, "replicas", &rep);
     int got_m = tg_get_int(ev, task, ip, "minAvailable", &min);
-    bool rep_ok = got_r >= 0 && count_ok(rep);   /* absent replicas: 0 pods */
+    bool rep_ok = got_r >= 0 && count_ok(rep); /* absent replicas: 0 pods */
     if (got_r == 1)
         check_negative(ev, rp.field, "replicas", rep);
     if (got_m == 1)
@@ -143,8 +143,7 @@ static void vc_partial_tasks(struct tg_eval *ev, const struct tg_path *tp, long 
     struct tg_path ip, mp;
     size_t i;
     json_t *task;
-    json_array_foreach(ev->wl->vc.tasks, i, task)
-    {
+    json_array_foreach (ev->wl->vc.tasks, i, task) {
         long long rep = 0, min;
         tg_path_index(&ip, tp, i);
         tg_path_key(&mp, &ip, "minAvailable");
@@ -171,16 +170,15 @@ static void gang_vcjob(struct tg_eval *ev)
     tg_path_root(&root);
     tg_path_key(&sp, &root, "spec");
     tg_path_key(&tp, &sp, "tasks");
-    json_array_foreach(vc->tasks, i, task)
-    {
+    json_array_foreach (vc->tasks, i, task) {
         tg_path_index(&ip, &tp, i);
         if (json_is_object(task))
             vc_task(ev, task, &ip, &t);
         else
-            t.members_known = t.task_min_known = false;   /* reported by the workload view */
+            t.members_known = t.task_min_known = false; /* reported by the workload view */
     }
     long long min = vc->min_available;
-    bool explicit_min = vc->has_min_available && min != 0;   /* 0 is defaulted like unset */
+    bool explicit_min = vc->has_min_available && min != 0; /* 0 is defaulted like unset */
     if (vc->has_min_available && check_negative(ev, field, "minAvailable", min))
         return;
     if (!t.members_known || !vc->tasks)
@@ -194,7 +192,8 @@ static void gang_vcjob(struct tg_eval *ev)
     }
     if (!vc->mpi_plugin)
         return;
-    /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin. */
+    /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin.
+     */
     if (explicit_min && min < t.members) {
         tg_report(ev, "gang.partial-start", field,
                   "%lld < the %lld pods of this MPI Job (mpi plugin): the gang may start part of "
@@ -226,11 +225,10 @@ static void gang_podgroup(struct tg_eval *ev)
         tg_path_key(&kp, &sp, "minMember");
         check_negative(ev, kp.field, "minMember", pg->min_member);
     }
-    json_object_foreach(pg->min_task_member, key, v)
-    {
+    json_object_foreach (pg->min_task_member, key, v) {
         long long n = 0;
         if (json_is_null(v))
-            continue;   /* null counts as absent */
+            continue; /* null counts as absent */
         tg_path_key(&kp, &mp, key);
         int got = tg_get_int(ev, pg->min_task_member, &mp, key, &n);
         if (got < 0 || !count_ok(n)) {
@@ -288,7 +286,7 @@ static void gang_pod(struct tg_eval *ev)
     json_t *raw = json_object_get(t->spec, "schedulerName");
     const char *sched = tg_get_string(ev, t->spec, &t->spec_path, "schedulerName");
     if (raw && !json_is_null(raw) && !sched)
-        return;   /* not a string: object.invalid-field says so */
+        return; /* not a string: object.invalid-field says so */
     if (sched && *sched && is_volcano_scheduler(ev->policy, sched))
         return;
     const char *want = ev->policy && ev->policy->nvolcano && ev->policy->volcano_schedulers[0]

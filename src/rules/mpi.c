@@ -61,7 +61,7 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
                   n);
     }
     if (!m->worker_spec)
-        return;     /* a launcher-only MPIJob is valid (SPEC section 9) */
+        return; /* a launcher-only MPIJob is valid (SPEC section 9) */
     int got = written_count(m->worker_spec, &n);
     if (got == 0 && !m->v1) {
         /* v2beta1 defaults Worker replicas to 0, then requires >= 1 (api-facts 2.5, 2.6). The
@@ -82,7 +82,7 @@ static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
     static const char *const roles[] = {"Launcher", "Worker"};
     json_t *specs[] = {m->launcher_spec, m->worker_spec};
     if (m->v1)
-        return;     /* training-operator v1 accepts the common policies (api-facts 2.10) */
+        return; /* training-operator v1 accepts the common policies (api-facts 2.10) */
     for (size_t i = 0; i < 2; i++) {
         struct tg_path p;
         char field[TG_FIELD_MAX];
@@ -133,7 +133,7 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
     char label[512], why[96];
     long long replicas = 1;
     if (!wl->name || !wl->name[0])
-        return;     /* generateName: the final name is not known yet */
+        return; /* generateName: the final name is not known yet */
     /* kubeflow/mpi-operator validation.go validateMPIJobName: the highest worker pod name,
      * with replicas taken as 1 when the Worker spec is absent or not positive */
     if (m->worker && m->worker->replicas_set && m->worker->replicas > 0)
@@ -151,8 +151,8 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
 
 struct slots {
     long long per_worker, workers, total;
-    long long nodes;     /* hosts in the hostfile: workers (+ the launcher) */
-    char what[96];       /* "slotsPerWorker 8 x 2 workers" */
+    long long nodes; /* hosts in the hostfile: workers (+ the launcher) */
+    char what[96];   /* "slotsPerWorker 8 x 2 workers" */
 };
 
 /* The slots the operator's hostfile offers; false when they are not known. */
@@ -161,23 +161,22 @@ static bool count_slots(const struct tg_mpi *m, struct slots *s)
     s->per_worker = m->slots_per_worker;
     s->workers = m->worker ? m->worker->replicas : 0;
     if (m->worker && m->v1 && !m->worker->replicas_set)
-        s->workers = 1;        /* training-operator default */
+        s->workers = 1; /* training-operator default */
     else if (m->worker && (!m->worker->replicas_set || s->workers < 1))
-        return false;          /* mpi.replicas already says what is wrong */
+        return false; /* mpi.replicas already says what is wrong */
     if (s->per_worker < 0 || s->workers < 0)
         return false;
     s->nodes = s->workers + (m->run_launcher_as_worker ? 1 : 0);
     if (!m->worker && !m->run_launcher_as_worker)
-        return false;          /* launcher-only job: mpirun runs locally */
+        return false; /* launcher-only job: mpirun runs locally */
     if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
         return false;
-    int n = snprintf(s->what, sizeof(s->what), "slotsPerWorker %lld%s x %lld worker%s",
-                     s->per_worker, m->slots_set ? "" : " (default)", s->workers,
-                     s->workers == 1 ? "" : "s");
+    int n =
+        snprintf(s->what, sizeof(s->what), "slotsPerWorker %lld%s x %lld worker%s", s->per_worker,
+                 m->slots_set ? "" : " (default)", s->workers, s->workers == 1 ? "" : "s");
     if (m->run_launcher_as_worker) {
         s->total += s->per_worker;
-        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld launcher",
-                 s->per_worker);
+        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld launcher", s->per_worker);
     }
     return true;
 }
@@ -258,7 +257,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
                   s->per_worker);
     }
     if (!r->np.set || !r->np.resolved)
-        return;     /* without -np mpirun fills every slot (SPEC section 9) */
+        return; /* without -np mpirun fills every slot (SPEC section 9) */
     long long np = r->np.value, placed;
     if (r->per_node.set && r->per_node.resolved && r->per_node.value <= s->per_worker &&
         !r->oversubscribe && !__builtin_mul_overflow(r->per_node.value, s->nodes, &placed) &&
@@ -400,10 +399,10 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
     json_t *e;
     bool openmpi = false;
     if (!json_is_array(env) || l->nruns == 0)
-        return;     /* no launch seen: how ranks start is unknown */
+        return; /* no launch seen: how ranks start is unknown */
     for (size_t k = 0; k < l->nruns; k++)
         openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
-    json_array_foreach(env, i, e) {
+    json_array_foreach (env, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         if (!name || !is_fabric_var(name) || reaches_ranks(l, name))
             continue;
@@ -431,7 +430,7 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
         snprintf(more, sizeof(more), " (+%zu more)", missing - 2);
     bool own_list = false;
     tg_env_value(lc->c, "OMPI_MCA_mca_base_env_list", &own_list);
-    if (openmpi && own_list)   /* -x next to that list aborts Open MPI 4: extend the list */
+    if (openmpi && own_list) /* -x next to that list aborts Open MPI 4: extend the list */
         tg_report(ev, "mpi.env-not-forwarded", field,
                   "%s%s: set only on workers, never seen by ranks (fresh sshd env); list in "
                   "the launcher's OMPI_MCA_mca_base_env_list",
@@ -478,7 +477,7 @@ bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
         }
         size_t i, bad = 0;
         json_t *it;
-        json_array_foreach(raw, i, it) {
+        json_array_foreach (raw, i, it) {
             struct tg_path p;
             if (json_is_string(it))
                 continue;
@@ -509,7 +508,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     for (size_t i = 0; m->launcher && i < m->launcher->ncontainers; i++)
         tg_check_command_types(ev, &m->launcher->containers[i]);
     if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0)
-        return 0;    /* an unknown implementation is refused by the operator's enum */
+        return 0; /* an unknown implementation is refused by the operator's enum */
     if ((rc = tg_eval_launch(ev, lc->c, impl, &l)) < 0)
         return rc;
     if (count_slots(m, &s))

@@ -44,7 +44,8 @@ static bool check_kind_version(struct tg_eval *ev)
 }
 
 /* nodeset.controller-ref: the operator's webhook rejects an empty controllerRef.name
- * (internal/webhook/nodeset_webhook.go, api-facts 3.6); missing or non-object fails the same way. */
+ * (internal/webhook/nodeset_webhook.go, api-facts 3.6); missing or non-object fails the same way.
+ */
 static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct tg_path *sp)
 {
     struct tg_path cp, np;
@@ -70,7 +71,9 @@ static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct 
     tg_report(ev, "nodeset.controller-ref", np.field,
               "is %s: set it to the Slurm Controller CR of this namespace, or the operator "
               "rejects the NodeSet",
-              !name || json_is_null(name) ? "missing" : s ? "empty" : "not a string");
+              !name || json_is_null(name) ? "missing"
+              : s                         ? "empty"
+                                          : "not a string");
 }
 
 static bool mode_known(const char *mode)
@@ -172,7 +175,7 @@ int tg_rules_nodeset(struct tg_eval *ev)
     tg_path_key(&sp, &root, "spec");
     json_t *spec = json_object_get(ev->wl->obj, "spec");
     if (!json_is_object(spec))
-        spec = NULL;   /* a wrong type is reported by the workload view */
+        spec = NULL; /* a wrong type is reported by the workload view */
     const char *mode = ev->wl->ns.scaling_mode;
     if (!mode_known(mode)) {
         tg_path_key(&p, &sp, "scalingMode");

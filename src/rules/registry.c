@@ -10,9 +10,12 @@
 /* Order is report order. To add a rule: a row here, its code in the family file, a fixture, and
  * a README row. */
 const struct tg_rule_def tg_rule_defs[] = {
-    {"object.invalid-field", D, "a field the rules read has the wrong JSON type or an unusable value"},
-    {"efa.env-without-device", D, "FI_PROVIDER=efa or NCCL over OFI without a vpc.amazonaws.com/efa request"},
-    {"efa.limit-required", D, "EFA or hugepages requested without a limit, or request and limit differ"},
+    {"object.invalid-field", D,
+     "a field the rules read has the wrong JSON type or an unusable value"},
+    {"efa.env-without-device", D,
+     "FI_PROVIDER=efa or NCCL over OFI without a vpc.amazonaws.com/efa request"},
+    {"efa.limit-required", D,
+     "EFA or hugepages requested without a limit, or request and limit differ"},
     {"efa.invalid-quantity", D, "the EFA count is not a non-negative integer"},
     {"efa.exceeds-instance", D, "more EFA interfaces than the pinned instance type has"},
     {"efa.below-instance", W, "all GPUs of the instance type but fewer EFA interfaces than it has"},
@@ -27,7 +30,8 @@ const struct tg_rule_def tg_rule_defs[] = {
     {"mpi.np-below-slots", W, "mpirun -np leaves slots idle"},
     {"mpi.npernode-exceeds-slots", D, "ranks per worker above slotsPerWorker"},
     {"mpi.np-unresolved", W, "the launcher runs mpirun but -np cannot be determined"},
-    {"mpi.slots-gpu-mismatch", W, "slotsPerWorker differs from the GPUs or Neuron cores per worker"},
+    {"mpi.slots-gpu-mismatch", W,
+     "slotsPerWorker differs from the GPUs or Neuron cores per worker"},
     {"mpi.env-not-forwarded", W, "worker FI_*/NCCL_* env that ranks started over ssh will not see"},
     {"mpi.replicas", D, "Launcher replicas not 1, or Worker replicas missing or below 1"},
     {"mpi.restart-policy", D, "a replica spec's restartPolicy is not Never or OnFailure"},
@@ -40,7 +44,8 @@ const struct tg_rule_def tg_rule_defs[] = {
     {"nodeset.kind", D, "kind SlurmNodeSet does not exist; the kind is NodeSet"},
     {"nodeset.api-version", D, "slinky.slurm.net/v1alpha1 was removed in slurm-operator 1.0"},
     {"nodeset.controller-ref", D, "controllerRef.name missing or empty"},
-    {"nodeset.scaling-mode-change", W, "an UPDATE changes scalingMode: every existing pod is deleted"},
+    {"nodeset.scaling-mode-change", W,
+     "an UPDATE changes scalingMode: every existing pod is deleted"},
     {"nodeset.mode-field", W, "a field that only applies to the other scalingMode"},
 };
 const size_t tg_rule_count = sizeof(tg_rule_defs) / sizeof(tg_rule_defs[0]);

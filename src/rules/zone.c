@@ -89,8 +89,7 @@ static bool holds_in_zone(const struct tg_policy *pol, json_t *terms, bool weigh
 {
     size_t i;
     json_t *t;
-    json_array_foreach(terms, i, t)
-    {
+    json_array_foreach (terms, i, t) {
         if (weighted)
             t = json_object_get(t, "podAffinityTerm");
         const char *key = json_string_value(json_object_get(t, "topologyKey"));
@@ -124,11 +123,9 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     json_t *aff = json_object_get(t->spec, "affinity");
     tg_path_key(&p, &t->spec_path, "affinity");
     json_t *pref = json_object_get(json_object_get(aff, "nodeAffinity"), PREFERRED);
-    json_array_foreach(pref, i, w)
-    {
+    json_array_foreach (pref, i, w) {
         json_t *exprs = json_object_get(json_object_get(w, "preference"), "matchExpressions");
-        json_array_foreach(exprs, k, e)
-        {
+        json_array_foreach (exprs, k, e) {
             const char *key = json_string_value(json_object_get(e, "key"));
             if (key && tg_policy_is_zone_label(pol, key)) {
                 tg_path_key(field, &p, "nodeAffinity");

@@ -18,7 +18,7 @@ struct conn {
     MHD_socket fd;
     const struct tg_conntrack_limits *limits;
     _Atomic int phase;
-    _Atomic int64_t since_ms;   /* start of the current phase */
+    _Atomic int64_t since_ms; /* start of the current phase */
     bool cut;
     struct conn *prev, *next;
 };
@@ -39,7 +39,8 @@ static int64_t now_ms(void)
 
 static struct conn *conn_of(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? (struct conn *)ci->socket_context : NULL;
 }
 

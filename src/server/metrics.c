@@ -10,8 +10,8 @@
 
 /* Kinds of SPEC section 3 plus the misspelt kind nodeset.kind reports. A fixed list keeps the
  * label set bounded whatever the API server sends. */
-static const char *const kind_names[] = {"Pod", "MPIJob", "NodeSet", "PodGroup", "Job",
-                                         "SlurmNodeSet", "other", "unknown"};
+static const char *const kind_names[] = {"Pod", "MPIJob",       "NodeSet", "PodGroup",
+                                         "Job", "SlurmNodeSet", "other",   "unknown"};
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 #define KIND_OTHER 6
 #define KIND_UNKNOWN 7
@@ -28,7 +28,7 @@ static const char *const result_names[TG_RESULT_COUNT] = {"success", "failure"};
 /* Latency buckets from 100us to 1s: the pipeline alone takes tens of microseconds, and the API
  * server's default webhook timeout is 10s, so anything near 1s is already an incident. */
 static const double bucket_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                       0.025,  0.05,    0.1,    0.25,  0.5,   1.0};
+                                       0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
 static const char *const bucket_labels[] = {"0.0001", "0.00025", "0.0005", "0.001", "0.0025",
                                             "0.005",  "0.01",    "0.025",  "0.05",  "0.1",
                                             "0.25",   "0.5",     "1"};
@@ -271,13 +271,17 @@ static void render_duration(struct sbuf *b)
         unsigned long long count = load(&h->count);
         for (size_t i = 0; i < NBUCKETS; i++) {
             cum += load(&h->buckets[i]);
-            sb_printf(b, "trainguard_admission_duration_seconds_bucket{endpoint=\"%s\",le=\"%s\"} "
-                         "%llu\n", ep_names[e], bucket_labels[i], cum);
+            sb_printf(b,
+                      "trainguard_admission_duration_seconds_bucket{endpoint=\"%s\",le=\"%s\"} "
+                      "%llu\n",
+                      ep_names[e], bucket_labels[i], cum);
         }
         if (count < cum)
             count = cum;
-        sb_printf(b, "trainguard_admission_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} "
-                     "%llu\n", ep_names[e], count);
+        sb_printf(b,
+                  "trainguard_admission_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} "
+                  "%llu\n",
+                  ep_names[e], count);
         sb_printf(b, "trainguard_admission_duration_seconds_sum{endpoint=\"%s\"} %.9f\n",
                   ep_names[e], (double)load(&h->sum_ns) / 1e9);
         sb_printf(b, "trainguard_admission_duration_seconds_count{endpoint=\"%s\"} %llu\n",
@@ -315,8 +319,8 @@ static void render_small(struct sbuf *b)
     family(b, "trainguard_certificate_reloads_total", "counter",
            "Serving certificate reload attempts, by result (a failed reload keeps the old pair).");
     for (size_t r = 0; r < TG_RESULT_COUNT; r++)
-        sb_printf(b, "trainguard_certificate_reloads_total{result=\"%s\"} %llu\n",
-                  result_names[r], load(&m.cert_reloads[r]));
+        sb_printf(b, "trainguard_certificate_reloads_total{result=\"%s\"} %llu\n", result_names[r],
+                  load(&m.cert_reloads[r]));
     family(b, "trainguard_certificate_expiry_timestamp_seconds", "gauge",
            "notAfter of the serving certificate in use, in seconds since the Unix epoch.");
     sb_printf(b, "trainguard_certificate_expiry_timestamp_seconds %lld\n",

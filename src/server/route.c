@@ -1,8 +1,8 @@
 /* route.c -- the route tables, content-type match, capped body buffer and listen addresses. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <netdb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +49,7 @@ const struct tg_route *tg_route_find(const struct tg_route *t, size_t n, const c
     return NULL;
 }
 
-size_t tg_route_allow(const struct tg_route *t, size_t n, const char *path, char *buf,
-                      size_t len)
+size_t tg_route_allow(const struct tg_route *t, size_t n, const char *path, char *buf, size_t len)
 {
     size_t used = 0;
 

@@ -34,23 +34,24 @@
 /* Per-connection memory pool (headers, read buffer). An AdmissionReview's headers are a few
  * hundred bytes; the body goes to our own buffer, so 64 KiB is ample and bounds a slow client. */
 #define TG_CONN_MEMORY ((size_t)64 * 1024)
-/* Bodies declared up to this size get their buffer in one allocation (most reviews are < 64 KiB). */
+/* Bodies declared up to this size get their buffer in one allocation (most reviews are < 64 KiB).
+ */
 #define TG_RESERVE_MAX ((unsigned long long)1024 * 1024)
 
 static struct {
     const struct tg_server_config *cfg;
     atomic_bool shutting_down;
-    atomic_bool started;      /* MHD log lines are errors before start, debug after */
+    atomic_bool started; /* MHD log lines are errors before start, debug after */
     bool client_ca;
 } srv;
 
 /* Per-request state, in *req_cls from the first call to the completed callback. */
 struct tg_req {
     const struct tg_route *route;
-    unsigned int status;      /* an error decided early (413 past the cap, 500 ENOMEM), or 0 */
+    unsigned int status; /* an error decided early (413 past the cap, 500 ENOMEM), or 0 */
     char msg[400];
     struct tg_body body;
-    size_t discarded;         /* body bytes dropped after an early error */
+    size_t discarded; /* body bytes dropped after an early error */
     struct timespec t0;
 };
 
@@ -100,8 +101,8 @@ static enum MHD_Result respond_static(struct MHD_Connection *c, unsigned int sta
 }
 
 /* A JSON error body (metav1 Status via tg_error_body) on the webhook port. */
-static enum MHD_Result respond_error(struct MHD_Connection *c, unsigned int status,
-                                     const char *msg, const char *allow)
+static enum MHD_Result respond_error(struct MHD_Connection *c, unsigned int status, const char *msg,
+                                     const char *allow)
 {
     size_t len = 0;
     char *body = tg_error_body((int)status, msg, &len);
@@ -112,7 +113,8 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, unsigned int stat
         char fallback[128];
         int n = snprintf(fallback, sizeof(fallback),
                          "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
-                         "\"code\":%u}", status);
+                         "\"code\":%u}",
+                         status);
         body = strndup(fallback, (size_t)n);
         if (!body)
             return MHD_NO;
@@ -168,15 +170,18 @@ static unsigned int check_headers(struct tg_req *r, struct MHD_Connection *c, co
     v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (v && tg_content_length_parse(v, &cl) == 0) {
         if (cl > srv.cfg->max_body) {
-            snprintf(r->msg, sizeof(r->msg), "request body of %llu bytes is over the limit of "
-                     "%zu bytes", cl, srv.cfg->max_body);
+            snprintf(r->msg, sizeof(r->msg),
+                     "request body of %llu bytes is over the limit of "
+                     "%zu bytes",
+                     cl, srv.cfg->max_body);
             return MHD_HTTP_CONTENT_TOO_LARGE;
         }
         /* One allocation of the declared size instead of doubling up to it; only up to 1 MiB,
          * so that a client declaring 7 MiB and sending nothing does not pin 7 MiB. */
         int rc = cl <= TG_RESERVE_MAX ? tg_body_reserve(&r->body, (size_t)cl) : 0;
         if (rc == -ENOSPC) {
-            snprintf(r->msg, sizeof(r->msg), "busy: request bodies in flight use the whole "
+            snprintf(r->msg, sizeof(r->msg),
+                     "busy: request bodies in flight use the whole "
                      "buffer budget (--max-buffered-mib); retry");
             return MHD_HTTP_SERVICE_UNAVAILABLE;
         }
@@ -194,8 +199,9 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
     enum tg_metric_endpoint ep = mutate ? TG_EP_MUTATE : TG_EP_VALIDATE;
     const struct tg_review *rv = o->decoded ? &o->review : NULL;
     const struct tg_result *res = o->http_status == 200 ? &o->result : NULL;
-    enum tg_metric_verdict verdict = !res ? TG_VERDICT_ERROR
-                                     : res->allowed ? TG_VERDICT_ALLOWED : TG_VERDICT_DENIED;
+    enum tg_metric_verdict verdict = !res           ? TG_VERDICT_ERROR
+                                     : res->allowed ? TG_VERDICT_ALLOWED
+                                                    : TG_VERDICT_DENIED;
     const char *rules[64];
     size_t nrules = 0;
     int kind = tg_metrics_kind_index(rv ? rv->kind : NULL);
@@ -212,8 +218,8 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
     tg_metrics_admission(ep, kind, tg_metrics_op_index(rv ? rv->operation : NULL), verdict, secs);
     if (!rv) {
         /* Not a review: no decision to log, only why it was refused. */
-        tg_log(TG_LOG_WARN, "bad admission request on %s: %u %s", r->route->path,
-               o->http_status, o->error);
+        tg_log(TG_LOG_WARN, "bad admission request on %s: %u %s", r->route->path, o->http_status,
+               o->error);
         return;
     }
     if (!res)
@@ -312,7 +318,8 @@ static enum MHD_Result webhook_access(void *cls, struct MHD_Connection *c, const
                 tg_body_release(&r->body);
             } else if (rc == -ENOSPC) {
                 r->status = MHD_HTTP_SERVICE_UNAVAILABLE;
-                snprintf(r->msg, sizeof(r->msg), "busy: request bodies in flight use the whole "
+                snprintf(r->msg, sizeof(r->msg),
+                         "busy: request bodies in flight use the whole "
                          "buffer budget (--max-buffered-mib); retry");
                 tg_body_release(&r->body);
             } else if (rc < 0) {
@@ -464,14 +471,13 @@ static struct MHD_Daemon *start_webhook(const struct sockaddr_storage *ss, const
 
     return MHD_start_daemon(
         flags, 0, NULL, NULL, webhook_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR,
-        (const struct sockaddr *)ss, MHD_OPTION_HTTPS_CERT_CALLBACK, tg_tls_cert_callback,
-        MHD_OPTION_HTTPS_PRIORITIES, TG_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE, pool,
-        MHD_OPTION_CONNECTION_LIMIT, srv.cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        srv.cfg->connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT, TG_CONN_MEMORY,
-        MHD_OPTION_NOTIFY_COMPLETED, webhook_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-        tg_conntrack_notify, &web_limits, MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line,
-        NULL,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss, MHD_OPTION_HTTPS_CERT_CALLBACK,
+        tg_tls_cert_callback, MHD_OPTION_HTTPS_PRIORITIES, TG_TLS_PRIORITIES,
+        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, srv.cfg->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, srv.cfg->connection_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, TG_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
+        webhook_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, tg_conntrack_notify, &web_limits,
+        MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line, NULL,
         /* Last, so that without a CA the list simply ends here. */
         ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, ca_pem, MHD_OPTION_END);
 }
@@ -491,14 +497,13 @@ static struct MHD_Daemon *start_probes(const struct sockaddr_storage *ss)
                          MHD_USE_ITC | family_flag(ss);
 
     /* Probes and scrapes are few and small: one thread, few connections, short timeout. */
-    return MHD_start_daemon(flags, 0, NULL, NULL, probe_access, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-                            mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
-                            MHD_OPTION_CONNECTION_LIMIT, 64U, MHD_OPTION_CONNECTION_TIMEOUT, 10U,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
-                            MHD_OPTION_NOTIFY_COMPLETED, probe_completed, NULL,
-                            MHD_OPTION_NOTIFY_CONNECTION, tg_conntrack_notify, &probe_limits,
-                            MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line, NULL,
-                            MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, probe_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss, MHD_OPTION_CONNECTION_LIMIT, 64U,
+        MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+        MHD_OPTION_NOTIFY_COMPLETED, probe_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        tg_conntrack_notify, &probe_limits, MHD_OPTION_URI_LOG_CALLBACK, tg_conntrack_request_line,
+        NULL, MHD_OPTION_END);
 }
 
 static unsigned int bound_port(struct MHD_Daemon *d)
@@ -520,8 +525,10 @@ static void log_cert(const char *what, const struct tg_tls_info *info)
     tg_log(TG_LOG_INFO, "%s: %s: subject %s, SANs [%s], %d certificate(s), expires %s", what,
            srv.cfg->cert_file, info->subject, info->sans, info->chain_len, when);
     if (!info->sans[0])
-        tg_log(TG_LOG_WARN, "%s: the certificate has no subjectAltName: the API server will "
-               "refuse it (it must name <service>.<namespace>.svc)", srv.cfg->cert_file);
+        tg_log(TG_LOG_WARN,
+               "%s: the certificate has no subjectAltName: the API server will "
+               "refuse it (it must name <service>.<namespace>.svc)",
+               srv.cfg->cert_file);
     if (info->not_after - (long long)time(NULL) < 7 * 24 * 3600)
         tg_log(TG_LOG_WARN, "%s: the certificate expires in less than 7 days (%s)",
                srv.cfg->cert_file, when);
@@ -539,8 +546,7 @@ static void reload_certificate(bool force)
         log_cert("serving certificate reloaded", &info);
     } else if (rc < 0) {
         tg_metrics_cert_reload(TG_RESULT_FAILURE);
-        tg_log(TG_LOG_ERROR, "certificate reload failed, still serving the previous one: %s",
-               err);
+        tg_log(TG_LOG_ERROR, "certificate reload failed, still serving the previous one: %s", err);
     }
 }
 
@@ -677,7 +683,9 @@ static int prepare(struct sockaddr_storage *web_addr, struct sockaddr_storage *p
     policy = tg_policy_acquire();
     tg_log(TG_LOG_INFO, "policy loaded from %s (mode %s%s)",
            policy && policy->source ? policy->source : "<embedded>",
-           tg_mode_name(cfg->has_mode ? cfg->mode : policy ? policy->mode : TG_MODE_ENFORCE),
+           tg_mode_name(cfg->has_mode ? cfg->mode
+                        : policy      ? policy->mode
+                                      : TG_MODE_ENFORCE),
            cfg->has_mode ? ", set by --mode" : "");
     tg_policy_release(policy);
 
@@ -733,14 +741,12 @@ int tg_server_run(const struct tg_server_config *cfg)
         goto out;
     web = start_webhook(&web_addr, ca_pem);
     if (!web) {
-        tg_log(TG_LOG_ERROR, "cannot listen on %s (address in use, or not allowed?)",
-               cfg->listen);
+        tg_log(TG_LOG_ERROR, "cannot listen on %s (address in use, or not allowed?)", cfg->listen);
         goto out;
     }
     probes = start_probes(&probe_addr);
     if (!probes) {
-        tg_log(TG_LOG_ERROR, "cannot listen on %s for probes (address in use?)",
-               cfg->probe_listen);
+        tg_log(TG_LOG_ERROR, "cannot listen on %s for probes (address in use?)", cfg->probe_listen);
         goto out;
     }
     atomic_store(&srv.started, true);

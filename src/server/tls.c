@@ -28,11 +28,11 @@ struct tls_pair {
     gnutls_pcert_st pcerts[CHAIN_MAX];
     unsigned int npcerts;
     gnutls_privkey_t key;
-    char *cert_pem, *key_pem;   /* the bytes it came from, to notice changes */
+    char *cert_pem, *key_pem; /* the bytes it came from, to notice changes */
     size_t cert_len, key_len;
     long long not_after;
     time_t retired_at;
-    struct tls_pair *next;      /* retired list */
+    struct tls_pair *next; /* retired list */
 };
 
 static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -228,8 +228,10 @@ int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_l
     ERR_clear_error(); /* the loop ends on "no start line" */
     k = PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL);
     if (!k) {
-        snprintf(err, errlen, "%s: no PEM private key could be read (%s; encrypted keys are not "
-                 "supported)", key_path, ossl_reason());
+        snprintf(err, errlen,
+                 "%s: no PEM private key could be read (%s; encrypted keys are not "
+                 "supported)",
+                 key_path, ossl_reason());
         goto out;
     }
     if (X509_check_private_key(x, k) != 1) {

@@ -53,8 +53,7 @@ static int emit_scalar(yaml_emitter_t *e, const char *text, size_t len, yaml_sca
 {
     yaml_event_t ev;
 
-    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len, 1, 1,
-                                      style))
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len, 1, 1, style))
         return -ENOMEM;
     return emit(e, &ev);
 }
@@ -64,7 +63,7 @@ static int emit_string(yaml_emitter_t *e, const char *s, size_t len)
     yaml_scalar_style_t style = YAML_ANY_SCALAR_STYLE;
 
     if (memchr(s, '\n', len) && strlen(s) == len)
-        style = YAML_LITERAL_SCALAR_STYLE;   /* libyaml falls back to quotes when it must */
+        style = YAML_LITERAL_SCALAR_STYLE; /* libyaml falls back to quotes when it must */
     else if (!reads_back_as_string(s, len))
         style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
     return emit_scalar(e, s, len, style);
@@ -104,8 +103,9 @@ static int emit_value(yaml_emitter_t *e, const json_t *v, int depth)
             return -ENOMEM;
         if ((rc = emit(e, &ev)) < 0)
             return rc;
-        json_object_foreach((json_t *)v, k, item) {
-            if ((rc = emit_string(e, k, strlen(k))) < 0 || (rc = emit_value(e, item, depth + 1)) < 0)
+        json_object_foreach ((json_t *)v, k, item) {
+            if ((rc = emit_string(e, k, strlen(k))) < 0 ||
+                (rc = emit_value(e, item, depth + 1)) < 0)
                 return rc;
         }
         if (!yaml_mapping_end_event_initialize(&ev))
@@ -120,7 +120,7 @@ static int emit_value(yaml_emitter_t *e, const json_t *v, int depth)
             return -ENOMEM;
         if ((rc = emit(e, &ev)) < 0)
             return rc;
-        json_array_foreach(v, i, item) {
+        json_array_foreach (v, i, item) {
             if ((rc = emit_value(e, item, depth + 1)) < 0)
                 return rc;
         }

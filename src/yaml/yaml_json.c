@@ -42,12 +42,12 @@ struct scalar {
 };
 
 struct frame {
-    json_t *node;        /* object or array being built */
-    json_t *explicit;    /* keys written in this mapping, once a merge key was seen; else NULL */
+    json_t *node;     /* object or array being built */
+    json_t *explicit; /* keys written in this mapping, once a merge key was seen; else NULL */
     char *anchor;
     size_t count_start;
-    yaml_mark_t start;   /* where the node starts */
-    char *key;           /* pending key of a mapping; NULL when the next node is a key */
+    yaml_mark_t start; /* where the node starts */
+    char *key;         /* pending key of a mapping; NULL when the next node is a key */
     bool key_is_merge;
     yaml_mark_t key_mark;
 };
@@ -55,7 +55,7 @@ struct frame {
 struct conv {
     struct frame *st;
     size_t depth, cap;
-    json_t *anchors;     /* name -> [value, node count] */
+    json_t *anchors; /* name -> [value, node count] */
     size_t nodes;
     json_t *root;
     bool root_set;
@@ -91,10 +91,10 @@ static bool in_list(const char *s, const char *const *list)
     return false;
 }
 
-static const char *const yaml_true[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                        "on", "On", "ON", NULL};
-static const char *const yaml_false[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                         "off", "Off", "OFF", NULL};
+static const char *const yaml_true[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                        "True", "TRUE", "on",  "On",  "ON",  NULL};
+static const char *const yaml_false[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                         "False", "FALSE", "off", "Off", "OFF", NULL};
 static const char *const yaml_null[] = {"", "~", "null", "Null", "NULL", NULL};
 static const char *const yaml_nan[] = {".nan", ".NaN", ".NAN", NULL};
 static const char *const yaml_pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
@@ -226,7 +226,7 @@ static bool resolve_number(const char *in, struct scalar *sc)
             sc->i = mag == (unsigned long long)LLONG_MAX + 1ULL ? LLONG_MIN : -(long long)mag;
             ok = true;
         } else if (!neg && plain[0] != '+') {
-            sc->kind = SK_UINT;  /* ParseUint takes no sign */
+            sc->kind = SK_UINT; /* ParseUint takes no sign */
             sc->u = mag;
             ok = true;
         }
@@ -310,12 +310,13 @@ static bool resolve_tagged(const char *text, const char *tag, struct scalar *sc,
     if (!st || strcmp(st, "str") == 0)
         return true;
     if (strcmp(st, "binary") == 0) {
-        snprintf(why, whylen, "!!binary scalars are not supported; write the base64 text as a "
-                              "plain string");
+        snprintf(why, whylen,
+                 "!!binary scalars are not supported; write the base64 text as a "
+                 "plain string");
         return false;
     }
     if (strcmp(st, "timestamp") == 0)
-        return true;  /* kept as text when decoded into interface{} */
+        return true; /* kept as text when decoded into interface{} */
     if (strcmp(st, "null") && strcmp(st, "bool") && strcmp(st, "int") && strcmp(st, "float"))
         return true;
     resolve_plain(text, sc);
@@ -483,7 +484,7 @@ static int merge_one(struct conv *c, struct frame *p, json_t *src, size_t count,
 
     if (add_nodes(c, count, m) < 0)
         return -EINVAL;
-    json_object_foreach(src, k, val) {
+    json_object_foreach (src, k, val) {
         if (json_object_set_new(p->node, k, json_deep_copy(val)) < 0)
             return -ENOMEM;
     }
@@ -509,7 +510,7 @@ static int merge_source(struct conv *c, struct frame *p, json_t *v, size_t count
 
         if (!(p->explicit = json_object()))
             return -ENOMEM;
-        json_object_foreach(p->node, k, val) {
+        json_object_foreach (p->node, k, val) {
             if (json_object_set_new(p->explicit, k, json_true()) < 0)
                 return -ENOMEM;
         }
@@ -685,8 +686,8 @@ static int on_scalar(struct conv *c, const yaml_event_t *ev)
         return -EINVAL;
     }
     /* Only a key position makes << a merge key. */
-    if (merge_key && !(c->depth > 0 && json_is_object(c->st[c->depth - 1].node) &&
-                       !c->st[c->depth - 1].key))
+    if (merge_key &&
+        !(c->depth > 0 && json_is_object(c->st[c->depth - 1].node) && !c->st[c->depth - 1].key))
         merge_key = false;
     return place(c, v, (const char *)ev->data.scalar.anchor, 1, merge_key, ev->start_mark);
 }
@@ -811,7 +812,7 @@ static int integral_reals(json_t *v)
     void *tmp;
 
     if (json_is_array(v)) {
-        json_array_foreach(v, i, item) {
+        json_array_foreach (v, i, item) {
             if (json_is_real(item)) {
                 if (json_array_set_new(v, i, json_from_double(json_real_value(item))) < 0)
                     return -ENOMEM;
@@ -820,7 +821,7 @@ static int integral_reals(json_t *v)
             }
         }
     } else if (json_is_object(v)) {
-        json_object_foreach_safe(v, tmp, k, item) {
+        json_object_foreach_safe (v, tmp, k, item) {
             if (json_is_real(item)) {
                 if (json_object_set_new(v, k, json_from_double(json_real_value(item))) < 0)
                     return -ENOMEM;

@@ -16,13 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int mutating = 0; mutating < 2; mutating++) {
         struct tg_admission_out out;
         tg_admission_handle(pol, NULL, mutating, (const char *)data, size, &out);
-        if (!out.body || (out.http_status != 200 && out.http_status != 400 && out.http_status != 500))
+        if (!out.body ||
+            (out.http_status != 200 && out.http_status != 400 && out.http_status != 500))
             abort();
         json_t *body = json_loadb(out.body, out.len, 0, NULL);
         if (!body)
             abort();
         if (out.http_status == 200) {
-            const char *uid = json_string_value(json_object_get(json_object_get(body, "response"), "uid"));
+            const char *uid =
+                json_string_value(json_object_get(json_object_get(body, "response"), "uid"));
             if (!uid || strcmp(uid, out.review.uid))
                 abort();
             if (!mutating && strstr(out.body, "\"patch"))

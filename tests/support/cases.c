@@ -81,8 +81,7 @@ int tg_json_subset(const json_t *want, const json_t *got, char *where, size_t wh
         json_t *v;
         if (!json_is_object(got))
             goto diff;
-        json_object_foreach((json_t *)want, k, v)
-        {
+        json_object_foreach ((json_t *)want, k, v) {
             size_t n = strlen(where);
             snprintf(where + n, wherelen - n, "/%s", k);
             if (tg_json_subset(v, json_object_get(got, k), where, wherelen))
@@ -96,8 +95,7 @@ int tg_json_subset(const json_t *want, const json_t *got, char *where, size_t wh
         json_t *v;
         if (!json_is_array(got) || json_array_size(got) != json_array_size(want))
             goto diff;
-        json_array_foreach((json_t *)want, i, v)
-        {
+        json_array_foreach ((json_t *)want, i, v) {
             size_t n = strlen(where);
             snprintf(where + n, wherelen - n, "/%zu", i);
             if (tg_json_subset(v, json_array_get(got, i), where, wherelen))
@@ -118,8 +116,7 @@ static bool rule_compared(json_t *prefixes, const char *rule)
     json_t *p;
     if (!json_array_size(prefixes))
         return true;
-    json_array_foreach(prefixes, i, p)
-    {
+    json_array_foreach (prefixes, i, p) {
         const char *s = json_string_value(p);
         if (s && !strncmp(rule, s, strlen(s)))
             return true;
@@ -149,8 +146,7 @@ static void check_findings(const char *name, json_t *prefixes, json_t *want,
     json_t *w;
     describe(res, got, sizeof(got));
     ck_assert_msg(res->findings.n < 256, "%s: too many findings", name);
-    json_array_foreach(want, i, w)
-    {
+    json_array_foreach (want, i, w) {
         const char *rule = json_string_value(json_object_get(w, "rule"));
         const char *field = json_string_value(json_object_get(w, "field"));
         bool found = false;
@@ -223,8 +219,7 @@ static struct tg_policy *case_policy(json_t *c)
     ck_assert_ptr_nonnull(p);
     if (mode)
         ck_assert_int_eq(tg_mode_parse(mode, &p->mode), 0);
-    json_object_foreach(actions, id, a)
-    {
+    json_object_foreach (actions, id, a) {
         int idx = tg_rule_index(id);
         ck_assert_msg(idx >= 0, "unknown rule %s in ruleActions", id);
         ck_assert_int_eq(tg_action_parse(json_string_value(a), &p->actions[idx]), 0);
@@ -252,8 +247,9 @@ static void check_patch(const char *name, json_t *c, json_t *expect, struct tg_p
         struct tg_result res2;
         make_review(c, doc, NULL, &rv2);
         ck_assert_int_eq(tg_pipeline_run(pol, &rv2, opts, &res2), 0);
-        ck_assert_msg(tg_patch_count(&res2.patch) == 0, "%s: second /mutate patches again (%zu ops)",
-                      name, tg_patch_count(&res2.patch));
+        ck_assert_msg(tg_patch_count(&res2.patch) == 0,
+                      "%s: second /mutate patches again (%zu ops)", name,
+                      tg_patch_count(&res2.patch));
         tg_result_release(&res2);
         tg_review_release(&rv2);
     }

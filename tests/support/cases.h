@@ -12,7 +12,8 @@ void tg_cases_add(TCase *tc, const char *file);
 json_t *tg_test_load(const char *file);
 
 /* Recursive subset match: every member of want is in got with an equal value; arrays must have the
- * same length with matching elements. On mismatch writes the JSON pointer of the first difference. */
+ * same length with matching elements. On mismatch writes the JSON pointer of the first difference.
+ */
 int tg_json_subset(const json_t *want, const json_t *got, char *where, size_t wherelen);
 
 #endif

@@ -214,9 +214,8 @@ START_TEST(extensions_follow_the_ca_and_serving_profiles)
     ck_assert_uint_eq(X509_get_key_usage(leaf), KU_DIGITAL_SIGNATURE);
     ck_assert_uint_eq(X509_get_extended_key_usage(leaf), XKU_SSL_SERVER);
     ck_assert_ptr_nonnull(X509_get0_authority_key_id(leaf));
-    ck_assert_int_eq(ASN1_OCTET_STRING_cmp(X509_get0_authority_key_id(leaf),
-                                           X509_get0_subject_key_id(ca)),
-                     0);
+    ck_assert_int_eq(
+        ASN1_OCTET_STRING_cmp(X509_get0_authority_key_id(leaf), X509_get0_subject_key_id(ca)), 0);
     X509_NAME_get_text_by_NID(X509_get_subject_name(leaf), NID_commonName, cn, sizeof(cn));
     ck_assert_str_eq(cn, "trainguard.trainguard.svc");
     ck_assert_int_eq(X509_get_signature_nid(leaf), NID_ecdsa_with_SHA256);

@@ -91,8 +91,10 @@ static void run_free(struct run *r)
     free(r->err);
 }
 
-#define HAS(hay, needle) ck_assert_msg(strstr((hay), (needle)) != NULL, "'%s' not in:\n%s", (needle), (hay))
-#define LACKS(hay, needle) ck_assert_msg(strstr((hay), (needle)) == NULL, "'%s' in:\n%s", (needle), (hay))
+#define HAS(hay, needle)                                                                           \
+    ck_assert_msg(strstr((hay), (needle)) != NULL, "'%s' not in:\n%s", (needle), (hay))
+#define LACKS(hay, needle)                                                                         \
+    ck_assert_msg(strstr((hay), (needle)) == NULL, "'%s' in:\n%s", (needle), (hay))
 
 START_TEST(clean_file_exits_0)
 {
@@ -135,8 +137,8 @@ END_TEST
 
 START_TEST(config_file)
 {
-    struct run r = run_check(NULL, "--config", FIX "policy-limit-off.yaml", FIX "efa-pod-deny.yaml",
-                             NULL);
+    struct run r =
+        run_check(NULL, "--config", FIX "policy-limit-off.yaml", FIX "efa-pod-deny.yaml", NULL);
 
     ck_assert_int_eq(r.rc, 0);
     LACKS(r.out, "efa.limit-required");
@@ -151,8 +153,8 @@ END_TEST
 
 START_TEST(json_output)
 {
-    struct run r = run_check(NULL, "--output", "json", FIX "efa-pod-deny.yaml",
-                             FIX "clean-pod.yaml", NULL);
+    struct run r =
+        run_check(NULL, "--output", "json", FIX "efa-pod-deny.yaml", FIX "clean-pod.yaml", NULL);
     json_error_t jerr;
     json_t *v, *e, *f;
 

@@ -37,7 +37,9 @@ END_TEST
 START_TEST(sanitize_replaces_control_characters_and_cuts_at_rune_limit)
 {
     char out[1200];
-    tg_text_sanitize("a\nb\tc\x7f" "d", out, sizeof(out), 256);
+    tg_text_sanitize("a\nb\tc\x7f"
+                     "d",
+                     out, sizeof(out), 256);
     ck_assert_str_eq(out, "a b c d");
     tg_text_sanitize("bad \xff byte \xc3\x28", out, sizeof(out), 256);
     ck_assert_str_eq(out, "bad ? byte ?(");
@@ -56,7 +58,8 @@ START_TEST(sanitize_replaces_control_characters_and_cuts_at_rune_limit)
 }
 END_TEST
 
-/* ---- paths ------------------------------------------------------------------------------------ */
+/* ---- paths ------------------------------------------------------------------------------------
+ */
 
 START_TEST(paths_escape_keys_for_people_and_for_json_pointers)
 {
@@ -83,12 +86,14 @@ START_TEST(paths_escape_keys_for_people_and_for_json_pointers)
 }
 END_TEST
 
-/* ---- base64 and patches ----------------------------------------------------------------------- */
+/* ---- base64 and patches -----------------------------------------------------------------------
+ */
 
 START_TEST(base64_round_trips_and_rejects_bad_input)
 {
     static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-    static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    static const char *const want[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                       "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
     for (size_t i = 0; i < 7; i++) {
         char *e = tg_base64_encode((const unsigned char *)in[i], strlen(in[i]));
         ck_assert_str_eq(e, want[i]);
@@ -117,15 +122,17 @@ static json_t *parse(const char *text)
 
 START_TEST(append_items_creates_a_missing_array_in_one_add)
 {
-    json_t *doc = parse("{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"env\":[]}]}}");
+    json_t *doc =
+        parse("{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"env\":[]}]}}");
     struct tg_patch p;
     char err[128];
     ck_assert_int_eq(tg_patch_init(&p), 0);
     json_t *c0 = json_array_get(json_object_get(json_object_get(doc, "spec"), "containers"), 0);
     json_t *c1 = json_array_get(json_object_get(json_object_get(doc, "spec"), "containers"), 1);
-    ck_assert_int_eq(tg_patch_append_items(&p, c0, "/spec/containers/0", "env",
-                                           parse("[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\"}]")),
-                     0);
+    ck_assert_int_eq(
+        tg_patch_append_items(&p, c0, "/spec/containers/0", "env",
+                              parse("[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\"}]")),
+        0);
     ck_assert_uint_eq(tg_patch_count(&p), 1);
     ck_assert_int_eq(tg_patch_append_items(&p, c1, "/spec/containers/1", "env",
                                            parse("[{\"name\":\"A\"},{\"name\":\"B\"}]")),
@@ -189,12 +196,13 @@ START_TEST(apply_follows_apiserver_json_patch_semantics)
 }
 END_TEST
 
-/* ---- review decoding ---------------------------------------------------------------------------- */
+/* ---- review decoding ----------------------------------------------------------------------------
+ */
 
 #define POD "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}}"
-#define REQ(extra) \
-    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":" \
-    "\"u1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":" \
+#define REQ(extra)                                                                                 \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":"   \
+    "\"u1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":"          \
     "\"CREATE\",\"namespace\":\"ns\",\"object\":" POD extra "}}"
 
 struct bad_review {
@@ -206,19 +214,43 @@ static const struct bad_review bad_reviews[] = {
     {"", "empty body"},
     {"{", "malformed JSON"},
     {"[]", "JSON object"},
-    {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\",\"request\":{}}", "apiVersion"},
+    {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\",\"request\":{}}",
+     "apiVersion"},
     {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\",\"request\":{}}", "kind"},
     {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}", "request is missing"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}", "request must be an object"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"kind\":{}}}", "uid is missing"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":7}}", "uid must be a string"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":\"Pod\"}}", "request.kind"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"PATCH\"}}", "operation"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\"}}", "object is required"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":[1]}}", "object must be an object"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"}}", "dryRun"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"me\"}}", "userInfo"},
-    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"apiVersion\":\"x\"}", "unsupported apiVersion"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}",
+     "request must be an object"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"kind\":{}}}",
+     "uid is missing"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":7}}",
+     "uid must be a string"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":\"Pod\"}}",
+     "request.kind"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\","
+     "\"kind\":\"Pod\"},\"operation\":\"PATCH\"}}",
+     "operation"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\","
+     "\"kind\":\"Pod\"},\"operation\":\"CREATE\"}}",
+     "object is required"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\","
+     "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":[1]}}",
+     "object must be an object"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\","
+     "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"}}",
+     "dryRun"},
+    {"{\"apiVersion\":\"admission.k8s.io/"
+     "v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"version\":\"v1\","
+     "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"me\"}}",
+     "userInfo"},
+    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"apiVersion\":\"x\"}",
+     "unsupported apiVersion"},
 };
 
 START_TEST(bad_reviews_are_refused_with_a_reason)
@@ -298,8 +330,9 @@ static const struct tg_validator test_mutators[] = {
     {"env", TG_KIND_BIT(TG_KIND_POD), TG_OP_CREATE, mutator_add_env},
 };
 
-#define POD_C "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}," \
-              "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"
+#define POD_C                                                                                      \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"                       \
+    "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"
 
 static json_t *review_json(const char *ns, const char *op, const char *obj)
 {
@@ -346,13 +379,13 @@ START_TEST(enforce_denies_with_one_line_per_finding_and_keeps_warnings)
     ck_assert_str_eq(json_string_value(json_object_get(resp, "kind")), "AdmissionReview");
     ck_assert_str_eq(json_string_value(json_object_get(r, "uid")), "u-42");
     ck_assert(json_is_false(json_object_get(r, "allowed")));
-    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "status"), "code")), 403);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "status"), "code")),
+                     403);
     ck_assert_ptr_null(json_object_get(r, "patch"));
     ck_assert_ptr_null(json_object_get(r, "patchType"));
     const char *key;
     json_t *v;
-    json_object_foreach(json_object_get(r, "auditAnnotations"), key, v)
-    {
+    json_object_foreach (json_object_get(r, "auditAnnotations"), key, v) {
         ck_assert(strchr(key, '/') == NULL);
         ck_assert(strlen(key) <= 63);
     }
@@ -375,8 +408,9 @@ START_TEST(warn_mode_turns_denials_into_would_deny_warnings)
     ck_assert_ptr_null(res.message);
     ck_assert_uint_eq(json_array_size(res.warnings), 3);
     /* Sorted by the rule table: limit-required (both containers) before no-hugepages. */
-    ck_assert_str_eq(json_string_value(json_array_get(res.warnings, 0)),
-                     "[efa.limit-required] spec.containers[0].resources.limits: would deny: deny finding");
+    ck_assert_str_eq(
+        json_string_value(json_array_get(res.warnings, 0)),
+        "[efa.limit-required] spec.containers[0].resources.limits: would deny: deny finding");
     ck_assert_str_eq(json_string_value(json_array_get(res.warnings, 2)),
                      "[efa.no-hugepages] spec.containers[0].resources: warn finding with newline");
     tg_result_release(&res);
@@ -485,7 +519,8 @@ START_TEST(a_rule_that_cannot_decide_is_an_error_not_an_allow)
     char err[256];
     opts.validators = failing_validators;
     opts.nvalidators = 1;
-    ck_assert_int_eq(tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(
+        tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
     ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res), -ENOMEM);
     tg_review_release(&rv);
     tg_policy_unref(pol);
@@ -518,7 +553,8 @@ START_TEST(warnings_are_capped_with_a_line_that_counts_the_rest)
     char err[256];
     opts.validators = many_validators;
     opts.nvalidators = 1;
-    ck_assert_int_eq(tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(
+        tg_review_from_json(review_json("team", "CREATE", POD_C), &rv, err, sizeof(err)), 0);
     ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res), 0);
     ck_assert_uint_eq(json_array_size(res.warnings), 20);
     ck_assert(strstr(json_string_value(json_array_get(res.warnings, 19)), "11 more warnings"));
@@ -564,7 +600,9 @@ END_TEST
 /* ---- the compact writer matches json_dumps byte for byte ------------------------------------ */
 
 static const char *const writer_inputs[] = {
-    "{}", "[]", "{\"a\":1,\"b\":[true,false,null],\"c\":{\"d\":\"e\"}}",
+    "{}",
+    "[]",
+    "{\"a\":1,\"b\":[true,false,null],\"c\":{\"d\":\"e\"}}",
     "[\"quote\\\" backslash\\\\ slash/ ctrl\\u0001\\u001f del\\u007f tab\\t nl\\n\"]",
     "[\"\\u00e9\\u20ac\\ud83d\\ude00\", -9223372036854775808, 9223372036854775807, 0]",
     "[1.5, 1e300, -0.25, 0.1]",

@@ -43,8 +43,9 @@ static void parse_name(const char *name, bool *mutating, enum tg_mode *mode)
     const char *m = strchr(name, '-');
     ck_assert_msg(m != NULL, "%s: name must be <endpoint>-<mode>-<case>", name);
     m++;
-    *mode = !strncmp(m, "warn-", 5) ? TG_MODE_WARN : !strncmp(m, "audit-", 6) ? TG_MODE_AUDIT
-                                                                                : TG_MODE_ENFORCE;
+    *mode = !strncmp(m, "warn-", 5)    ? TG_MODE_WARN
+            : !strncmp(m, "audit-", 6) ? TG_MODE_AUDIT
+                                       : TG_MODE_ENFORCE;
     ck_assert_msg(!strncmp(name, "mutate-", 7) || !strncmp(name, "validate-", 9),
                   "%s: endpoint must be validate or mutate", name);
 }

@@ -53,14 +53,16 @@ START_TEST(fresh_metrics_show_families_and_build_info)
     ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_admission_duration_seconds histogram\n"));
     ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_findings_total counter\n"));
     ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_patches_total counter\n"));
-    ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_certificate_expiry_timestamp_seconds gauge"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "# TYPE trainguard_certificate_expiry_timestamp_seconds gauge"));
     ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_inflight_requests gauge\n"));
     ck_assert_double_eq(value_of(s, "trainguard_build_info{version=\"1.2.3\"}"), 1);
     ck_assert_double_eq(value_of(s, "trainguard_certificate_reloads_total{result=\"failure\"}"), 0);
     ck_assert_double_eq(value_of(s, "trainguard_policy_reloads_total{result=\"success\"}"), 0);
     /* No request yet: no request series, but the histogram is there with zeros. */
     ck_assert_ptr_null(strstr(s, "trainguard_admission_requests_total{"));
-    ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_count{endpoint=\"mutate\"}"), 0);
+    ck_assert_double_eq(
+        value_of(s, "trainguard_admission_duration_seconds_count{endpoint=\"mutate\"}"), 0);
     ck_assert(s[strlen(s) - 1] == '\n');
     free(s);
 }
@@ -68,36 +70,46 @@ END_TEST
 
 START_TEST(admissions_are_counted_by_labels)
 {
-    tg_metrics_admission(TG_EP_VALIDATE, tg_metrics_kind_index("Pod"), tg_metrics_op_index("CREATE"),
-                         TG_VERDICT_DENIED, 0.0002);
-    tg_metrics_admission(TG_EP_VALIDATE, tg_metrics_kind_index("Pod"), tg_metrics_op_index("CREATE"),
-                         TG_VERDICT_DENIED, 0.003);
+    tg_metrics_admission(TG_EP_VALIDATE, tg_metrics_kind_index("Pod"),
+                         tg_metrics_op_index("CREATE"), TG_VERDICT_DENIED, 0.0002);
+    tg_metrics_admission(TG_EP_VALIDATE, tg_metrics_kind_index("Pod"),
+                         tg_metrics_op_index("CREATE"), TG_VERDICT_DENIED, 0.003);
     tg_metrics_admission(TG_EP_MUTATE, tg_metrics_kind_index("Widget"),
                          tg_metrics_op_index("PATCH"), TG_VERDICT_ALLOWED, 5.0);
     tg_metrics_admission(TG_EP_MUTATE, tg_metrics_kind_index(NULL), tg_metrics_op_index(NULL),
                          TG_VERDICT_ERROR, 0.00001);
     char *s = render();
     ck_assert_double_eq(value_of(s, "trainguard_admission_requests_total{endpoint=\"validate\","
-                                    "kind=\"Pod\",operation=\"CREATE\",verdict=\"denied\"}"), 2);
+                                    "kind=\"Pod\",operation=\"CREATE\",verdict=\"denied\"}"),
+                        2);
     ck_assert_double_eq(value_of(s, "trainguard_admission_requests_total{endpoint=\"mutate\","
-                                    "kind=\"other\",operation=\"unknown\",verdict=\"allowed\"}"), 1);
+                                    "kind=\"other\",operation=\"unknown\",verdict=\"allowed\"}"),
+                        1);
     ck_assert_double_eq(value_of(s, "trainguard_admission_requests_total{endpoint=\"mutate\","
-                                    "kind=\"unknown\",operation=\"unknown\",verdict=\"error\"}"), 1);
+                                    "kind=\"unknown\",operation=\"unknown\",verdict=\"error\"}"),
+                        1);
     /* Buckets are cumulative; 5 s lands only in +Inf. */
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"validate\",le=\"0.0001\"}"), 0);
+                                    "\"validate\",le=\"0.0001\"}"),
+                        0);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"validate\",le=\"0.00025\"}"), 1);
+                                    "\"validate\",le=\"0.00025\"}"),
+                        1);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"validate\",le=\"0.005\"}"), 2);
+                                    "\"validate\",le=\"0.005\"}"),
+                        2);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"validate\",le=\"+Inf\"}"), 2);
+                                    "\"validate\",le=\"+Inf\"}"),
+                        2);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"mutate\",le=\"1\"}"), 1);
+                                    "\"mutate\",le=\"1\"}"),
+                        1);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_bucket{endpoint="
-                                    "\"mutate\",le=\"+Inf\"}"), 2);
+                                    "\"mutate\",le=\"+Inf\"}"),
+                        2);
     ck_assert_double_eq(value_of(s, "trainguard_admission_duration_seconds_count{endpoint="
-                                    "\"mutate\"}"), 2);
+                                    "\"mutate\"}"),
+                        2);
     double sum = value_of(s, "trainguard_admission_duration_seconds_sum{endpoint=\"validate\"}");
     ck_assert(sum > 0.0031 && sum < 0.0033);
     free(s);
@@ -109,8 +121,8 @@ START_TEST(findings_patches_reloads_errors_and_gauges)
     tg_metrics_finding(0, TG_MACTION_DENY);
     tg_metrics_finding(0, TG_MACTION_DENY);
     tg_metrics_finding(2, TG_MACTION_AUDIT);
-    tg_metrics_finding(3, TG_MACTION_DENY);   /* out of range: ignored */
-    tg_metrics_finding(-1, TG_MACTION_WARN);  /* ignored */
+    tg_metrics_finding(3, TG_MACTION_DENY);  /* out of range: ignored */
+    tg_metrics_finding(-1, TG_MACTION_WARN); /* ignored */
     tg_metrics_patch(tg_metrics_kind_index("MPIJob"));
     tg_metrics_policy_reloads(3, 1);
     tg_metrics_cert_reload(TG_RESULT_SUCCESS);
@@ -123,16 +135,17 @@ START_TEST(findings_patches_reloads_errors_and_gauges)
     tg_metrics_inflight_add(-1);
     char *s = render();
     ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.env-without-device\","
-                                    "action=\"deny\"}"), 2);
+                                    "action=\"deny\"}"),
+                        2);
     ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.no-hugepages\","
-                                    "action=\"audit\"}"), 1);
+                                    "action=\"audit\"}"),
+                        1);
     ck_assert_ptr_null(strstr(s, "zone.missing"));
     ck_assert_double_eq(value_of(s, "trainguard_patches_total{kind=\"MPIJob\"}"), 1);
     ck_assert_double_eq(value_of(s, "trainguard_policy_reloads_total{result=\"success\"}"), 3);
     ck_assert_double_eq(value_of(s, "trainguard_policy_reloads_total{result=\"failure\"}"), 1);
     ck_assert_double_eq(value_of(s, "trainguard_certificate_reloads_total{result=\"failure\"}"), 2);
-    ck_assert_double_eq(value_of(s, "trainguard_certificate_expiry_timestamp_seconds"),
-                        1798761600);
+    ck_assert_double_eq(value_of(s, "trainguard_certificate_expiry_timestamp_seconds"), 1798761600);
     ck_assert_double_eq(value_of(s, "trainguard_http_errors_total{code=\"413\"}"), 1);
     ck_assert_double_eq(value_of(s, "trainguard_http_errors_total{code=\"other\"}"), 1);
     ck_assert_double_eq(value_of(s, "trainguard_inflight_requests"), 1);

@@ -74,8 +74,7 @@ static bool warning_has(const struct tg_result *res, const char *needle)
 {
     size_t i;
     json_t *w;
-    json_array_foreach(res->warnings, i, w)
-    {
+    json_array_foreach (res->warnings, i, w) {
         if (strstr(json_string_value(w), needle))
             return true;
     }
@@ -105,8 +104,7 @@ static const char *env_names(json_t *doc, const char *ptr, char *buf, size_t len
     size_t at = 0, i;
     json_t *e;
     buf[0] = '\0';
-    json_array_foreach(json_object_get(at_ptr(doc, ptr), "env"), i, e)
-    {
+    json_array_foreach (json_object_get(at_ptr(doc, ptr), "env"), i, e) {
         int n = snprintf(buf + at, len - at, "%s%s", i ? "," : "",
                          json_string_value(json_object_get(e, "name")));
         if (n > 0 && (size_t)n < len - at)

@@ -49,8 +49,8 @@ static bool answer_allowed(struct tg_policy *pol, const char *body)
 START_TEST(metadata_only_update_of_a_denied_mpijob_is_allowed_on_the_server_path)
 {
     struct tg_policy *pol = tg_policy_new_default();
-    char *body = update_body("fixtures/reviews/validate-enforce-mpijob-np-exceeds-slots.request.json",
-                             "x");
+    char *body =
+        update_body("fixtures/reviews/validate-enforce-mpijob-np-exceeds-slots.request.json", "x");
     ck_assert(answer_allowed(pol, body));
     tg_arena_install();
     ck_assert(answer_allowed(pol, body));
@@ -93,7 +93,6 @@ START_TEST(reader_keeps_old_object_of_every_kind)
     json_decref(root);
 }
 END_TEST
-
 
 /* A Pod with wrong JSON types: object.invalid-field (deny) from the decoder. */
 static const char bad_pod[] =
@@ -145,10 +144,12 @@ END_TEST
 static char *many_values(const char *where, int n)
 {
     char *b = malloc((size_t)n * 2 + 1024), *p = b;
-    p += sprintf(p, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                    "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
-                    "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{\"apiVersion\":"
-                    "\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"%s\":[", where);
+    p += sprintf(p,
+                 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                 "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+                 "\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{\"apiVersion\":"
+                 "\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"%s\":[",
+                 where);
     for (int i = 0; i < n; i++) {
         *p++ = i ? ',' : ' ';
         *p++ = '0';
@@ -190,8 +191,10 @@ START_TEST(a_long_non_ascii_api_version_still_gets_a_message)
     char av[200], body[512];
     memset(av, 'a', 63);
     strcpy(av + 63, "\xc3\xa9\xc3\xa9\xc3\xa9");
-    snprintf(body, sizeof(body), "{\"apiVersion\":\"%s\",\"kind\":\"AdmissionReview\","
-             "\"request\":{\"uid\":\"u\"}}", av);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"%s\",\"kind\":\"AdmissionReview\","
+             "\"request\":{\"uid\":\"u\"}}",
+             av);
     tg_admission_handle(pol, NULL, false, body, strlen(body), &out);
     ck_assert_int_eq(out.http_status, 400);
     ck_assert_ptr_nonnull(out.body);

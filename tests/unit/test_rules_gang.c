@@ -8,10 +8,10 @@
 /* A Pod in PodGroup pg with the given schedulerName (NULL: none). */
 static json_t *group_pod(const char *scheduler)
 {
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:[{s:s, s:s}]}}", "apiVersion", "v1",
-                            "kind", "Pod", "metadata", "name", "p", "annotations",
-                            "scheduling.k8s.io/group-name", "pg", "spec", "containers", "name",
-                            "c", "image", "i");
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind",
+                  "Pod", "metadata", "name", "p", "annotations", "scheduling.k8s.io/group-name",
+                  "pg", "spec", "containers", "name", "c", "image", "i");
     ck_assert_ptr_nonnull(pod);
     if (scheduler)
         json_object_set_new(json_object_get(pod, "spec"), "schedulerName", json_string(scheduler));

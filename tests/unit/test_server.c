@@ -79,13 +79,13 @@ START_TEST(allow_header_lists_the_methods_of_a_path)
 {
     char buf[64];
 
-    ck_assert_uint_eq(tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/mutate", buf,
-                                     sizeof(buf)), 4);
+    ck_assert_uint_eq(
+        tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/mutate", buf, sizeof(buf)), 4);
     ck_assert_str_eq(buf, "POST");
     tg_route_allow(tg_probe_routes, tg_probe_route_count, "/metrics", buf, sizeof(buf));
     ck_assert_str_eq(buf, "GET, HEAD");
-    ck_assert_uint_eq(tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/x", buf,
-                                     sizeof(buf)), 0);
+    ck_assert_uint_eq(
+        tg_route_allow(tg_webhook_routes, tg_webhook_route_count, "/x", buf, sizeof(buf)), 0);
     ck_assert_str_eq(buf, "");
     /* Too small a buffer never overflows. */
     tg_route_allow(tg_probe_routes, tg_probe_route_count, "/metrics", buf, 4);
@@ -237,8 +237,18 @@ START_TEST(listen_accepts_host_port_and_bracketed_v6)
 END_TEST
 
 static const char *const bad_listens[] = {
-    "", "8443", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:84a3",
-    "::1:8443", "[::1]8443", "[::1]", "[::1:8443", "127.0.0.1: 8443",
+    "",
+    "8443",
+    "127.0.0.1",
+    "127.0.0.1:",
+    "127.0.0.1:65536",
+    "127.0.0.1:-1",
+    "127.0.0.1:84a3",
+    "::1:8443",
+    "[::1]8443",
+    "[::1]",
+    "[::1:8443",
+    "127.0.0.1: 8443",
 };
 
 START_TEST(listen_refuses_malformed_addresses)
@@ -305,9 +315,18 @@ START_TEST(decision_line_has_every_field_and_no_object)
 {
     const char *rules[] = {"efa.env-without-device", "zone.missing"};
     struct tg_decision d = {
-        .endpoint = "validate", .uid = "u-1", .kind = "Pod", .namespace = "ml",
-        .name = "p\"1\n", .operation = "CREATE", .user = "alice", .dry_run = true,
-        .mode = "enforce", .verdict = "denied", .rules = rules, .nrules = 2,
+        .endpoint = "validate",
+        .uid = "u-1",
+        .kind = "Pod",
+        .namespace = "ml",
+        .name = "p\"1\n",
+        .operation = "CREATE",
+        .user = "alice",
+        .dry_run = true,
+        .mode = "enforce",
+        .verdict = "denied",
+        .rules = rules,
+        .nrules = 2,
         .latency_ms = 1.25,
     };
     char *s = tg_log_decision_format(&d);

@@ -7,7 +7,8 @@
 #include "support/cases.h"
 #include "tg/pipeline.h"
 
-/* A Pod that sets FI_PROVIDER=efa without an EFA device (deny) and mounts /dev/infiniband (warn). */
+/* A Pod that sets FI_PROVIDER=efa without an EFA device (deny) and mounts /dev/infiniband (warn).
+ */
 static const char *const bad_pod =
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\",\"namespace\":\"ml\"},"
     "\"spec\":{\"volumes\":[{\"name\":\"ib\",\"hostPath\":{\"path\":\"/dev/infiniband\"}}],"
@@ -73,8 +74,7 @@ START_TEST(enforce_lines)
                   "deny message: %s", r.res.message);
     ck_assert_ptr_null(strstr(r.res.message, "efa.infiniband-hostpath"));
     ck_assert_int_eq(json_array_size(r.res.warnings), 1);
-    json_array_foreach(r.res.warnings, i, w)
-    {
+    json_array_foreach (r.res.warnings, i, w) {
         const char *s = json_string_value(w);
         ck_assert_msg(s && !strncmp(s, "[efa.infiniband-hostpath] spec.", 31), "warning: %s", s);
         ck_assert_uint_le(strlen(s), 256);
@@ -93,8 +93,7 @@ START_TEST(warn_mode_lines)
     run_start(&r, bad_pod, TG_MODE_WARN, false);
     ck_assert(r.res.allowed);
     ck_assert_int_eq(json_array_size(r.res.warnings), 2);
-    json_array_foreach(r.res.warnings, i, w)
-    {
+    json_array_foreach (r.res.warnings, i, w) {
         const char *s = json_string_value(w);
         ck_assert_msg(s && s[0] == '[', "warning: %s", s);
         if (!strncmp(s, "[efa.env-without-device] ", 25))
@@ -162,12 +161,16 @@ END_TEST
 START_TEST(warning_lines_sanitized)
 {
     static const char *const pod =
-        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\",\"namespace\":\"ml\"},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"t\",\"namespace\":\"ml\"}"
+        ","
         "\"spec\":{\"containers\":[{\"name\":\"t\",\"image\":\"nccl\",\"env\":[{\"name\":"
         "\"FI_PROVIDER\",\"value\":\"tcp\\nX-Injected: 1\\r\\t"
-        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}],"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xx\"}],"
         "\"resources\":{\"limits\":{\"vpc.amazonaws.com/efa\":1,\"hugepages-2Mi\":\"2Mi\","
         "\"memory\":\"1Gi\"}}}]}}";
     struct run r;
@@ -176,8 +179,7 @@ START_TEST(warning_lines_sanitized)
     run_start(&r, pod, TG_MODE_ENFORCE, false);
     ck_assert(r.res.allowed);
     ck_assert_int_ge(json_array_size(r.res.warnings), 1);
-    json_array_foreach(r.res.warnings, i, w)
-    {
+    json_array_foreach (r.res.warnings, i, w) {
         const char *s = json_string_value(w);
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_le(strlen(s), 256);

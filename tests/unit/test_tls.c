@@ -1,8 +1,8 @@
 /* test_tls.c -- serving certificate checks (OpenSSL) and the reloadable GnuTLS snapshot, on
  * certificates made in the test with OpenSSL's API. */
 #include <check.h>
-#include <stdbool.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +96,8 @@ static void make_all(void)
 static int check(const struct pem *c, const struct pem *k, struct tg_tls_info *info, char *err,
                  size_t errlen)
 {
-    return tg_tls_check_pair("tls.crt", c->cert, strlen(c->cert), "tls.key", k->key,
-                             strlen(k->key), time(NULL), info, err, errlen);
+    return tg_tls_check_pair("tls.crt", c->cert, strlen(c->cert), "tls.key", k->key, strlen(k->key),
+                             time(NULL), info, err, errlen);
 }
 
 START_TEST(good_pair_is_accepted_and_described)
@@ -147,7 +147,9 @@ START_TEST(not_yet_valid_certificate_is_refused)
 END_TEST
 
 static const char *const garbage[] = {
-    "", "hello", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    "",
+    "hello",
+    "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
     "{\"not\": \"pem\"}",
 };
 
@@ -156,9 +158,8 @@ START_TEST(garbage_certificate_names_the_certificate_file)
     struct tg_tls_info info;
     char err[512] = "";
 
-    ck_assert_int_eq(tg_tls_check_pair("c.pem", garbage[_i], strlen(garbage[_i]), "k.pem",
-                                       good.key, strlen(good.key), time(NULL), &info, err,
-                                       sizeof(err)),
+    ck_assert_int_eq(tg_tls_check_pair("c.pem", garbage[_i], strlen(garbage[_i]), "k.pem", good.key,
+                                       strlen(good.key), time(NULL), &info, err, sizeof(err)),
                      -EINVAL);
     ck_assert_msg(!strncmp(err, "c.pem: no PEM certificate could be read", 39), "%s", err);
 }
@@ -182,9 +183,8 @@ START_TEST(key_in_place_of_certificate_is_refused)
     char err[512] = "";
 
     /* Swapped files: the key file given as the certificate. */
-    ck_assert_int_eq(tg_tls_check_pair("tls.crt", good.key, strlen(good.key), "tls.key",
-                                       good.cert, strlen(good.cert), time(NULL), &info, err,
-                                       sizeof(err)),
+    ck_assert_int_eq(tg_tls_check_pair("tls.crt", good.key, strlen(good.key), "tls.key", good.cert,
+                                       strlen(good.cert), time(NULL), &info, err, sizeof(err)),
                      -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "tls.crt: no PEM certificate"));
 }
@@ -337,7 +337,7 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
     write_file(crt_path, good.cert);
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "does not match"));
-    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0); /* reported once */
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0);      /* reported once */
     ck_assert_int_eq(tg_tls_reload(true, &info, err, sizeof(err)), -EINVAL); /* SIGHUP re-reports */
     ck_assert_int_eq(tg_tls_not_after(), second);
     ck_assert_int_eq(served_not_after_serial(&pc, &n), second);

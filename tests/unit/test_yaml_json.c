@@ -49,10 +49,10 @@ static void expect_value(const char *scalar, const char *expect_json)
 
 START_TEST(bools_yaml11)
 {
-    static const char *const t[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                    "on", "On", "ON"};
-    static const char *const f[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                    "off", "Off", "OFF"};
+    static const char *const t[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                    "True", "TRUE", "on",  "On",  "ON"};
+    static const char *const f[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                    "False", "FALSE", "off", "Off", "OFF"};
 
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         expect_value(t[i], "true");
@@ -228,8 +228,10 @@ START_TEST(anchors_and_merges)
                 "\"m\": {\"a\": 1, \"b\": 2, \"c\": 3}}",
                 NULL);
     /* A written key twice is still a duplicate after a merge. */
-    expect_conv("p: &p {x: 1}\nm:\n  a: 1\n  <<: *p\n  a: 2\n", NULL, "duplicate mapping key \"a\"");
-    expect_conv("p: &p {x: 1}\nm:\n  <<: *p\n  b: 1\n  b: 2\n", NULL, "line 5, column 3: duplicate");
+    expect_conv("p: &p {x: 1}\nm:\n  a: 1\n  <<: *p\n  a: 2\n", NULL,
+                "duplicate mapping key \"a\"");
+    expect_conv("p: &p {x: 1}\nm:\n  <<: *p\n  b: 1\n  b: 2\n", NULL,
+                "line 5, column 3: duplicate");
     /* A list: earlier sources win. */
     expect_conv("p: &p {x: 1}\nq: &q {x: 2, z: 3}\nm:\n  <<: [*p, *q]\n",
                 "{\"p\": {\"x\": 1}, \"q\": {\"x\": 2, \"z\": 3}, \"m\": {\"x\": 1, \"z\": 3}}",
@@ -357,7 +359,7 @@ START_TEST(stream_documents)
     ck_assert_msg(strncmp(d.v[2].error, "line 7, column 5: ", 18) == 0, "%s", d.v[2].error);
     ck_assert_int_eq(json_integer_value(json_object_get(d.v[3].value, "c")), 3);
     ck_assert(d.v[4].empty);
-    ck_assert(d.v[5].empty);   /* explicit null */
+    ck_assert(d.v[5].empty); /* explicit null */
     ck_assert(json_is_array(d.v[6].value));
     ck_assert_ptr_null(d.v[7].value);
     ck_assert_msg(strstr(d.v[7].error, "template") != NULL, "%s", d.v[7].error);
@@ -366,7 +368,7 @@ START_TEST(stream_documents)
     for (size_t i = 0; i < d.n; i++)
         ck_assert_uint_eq(d.v[i].index, i);
     tg_yaml_docs_release(&d);
-    tg_yaml_docs_release(&d);   /* idempotent */
+    tg_yaml_docs_release(&d); /* idempotent */
 }
 END_TEST
 
@@ -386,8 +388,9 @@ START_TEST(stream_edge_cases)
     ck_assert_uint_eq(d.n, 2);
     ck_assert_int_eq(json_integer_value(json_object_get(d.v[0].value, "a")), 1);
     ck_assert_ptr_null(d.v[1].value);
-    ck_assert_msg(strstr(d.v[1].error, "line 3, column 1: did not find expected <document start>")
-                  != NULL, "%s", d.v[1].error);
+    ck_assert_msg(
+        strstr(d.v[1].error, "line 3, column 1: did not find expected <document start>") != NULL,
+        "%s", d.v[1].error);
     tg_yaml_docs_release(&d);
 
     ck_assert_int_eq(tg_yaml_parse_stream(dir, strlen(dir), &d), 0);
@@ -513,9 +516,10 @@ START_TEST(emit_round_trip)
     round_trip("{\"v\": \"yes\"}", "v: \"yes\"\n");
     round_trip("{\"v\": \"8Gi\"}", "v: 8Gi\n");
     round_trip("{\"<<\": \"a\", \"k\": \"<<\"}", NULL);
-    round_trip("{\"v\": [\"a: b\", \"#c\", \"- d\", \"*e\", \"&f g\", \"!h\", \" lead\", \"trail \", "
-               "\"{{ .Values.x }}\", \"[x]\", \"---\", \"a # b\", \"%x\", \"@x\", \"`x\"]}",
-               NULL);
+    round_trip(
+        "{\"v\": [\"a: b\", \"#c\", \"- d\", \"*e\", \"&f g\", \"!h\", \" lead\", \"trail \", "
+        "\"{{ .Values.x }}\", \"[x]\", \"---\", \"a # b\", \"%x\", \"@x\", \"`x\"]}",
+        NULL);
     /* Multi-line strings: literal blocks where possible. */
     round_trip("{\"script\": \"set -e\\nmpirun -np 16 \\\\\\n  hostname\\n\"}",
                "script: |\n  set -e\n  mpirun -np 16 \\\n    hostname\n");
@@ -599,10 +603,23 @@ static unsigned rnd(unsigned n)
 static json_t *random_value(int depth)
 {
     static const char *const words[] = {
-        "yes", "No", "on", "y", "~", "null", "", " ", "1", "-1.5", "0x1F", "0o7", "1e3", ".inf",
-        "<<", "a: b", "- x", "#c", "&a", "*a", "!t", "%d", "@x", "`x", "{x}", "[x]", "'q'",
-        "\"q\"", "\n", "\r\n", "\t", "tr ", " le", "2024-01-01", "8Gi", "---", "...", "a\u00e9",
-        "\xe4\xb8\xad", "x\\y", "1_000", "+1", ".5", "08", "true", "FALSE", "=", "?", "|", ">",
+        "yes",        "No",      "on",
+        "y",          "~",       "null",
+        "",           " ",       "1",
+        "-1.5",       "0x1F",    "0o7",
+        "1e3",        ".inf",    "<<",
+        "a: b",       "- x",     "#c",
+        "&a",         "*a",      "!t",
+        "%d",         "@x",      "`x",
+        "{x}",        "[x]",     "'q'",
+        "\"q\"",      "\n",      "\r\n",
+        "\t",         "tr ",     " le",
+        "2024-01-01", "8Gi",     "---",
+        "...",        "a\u00e9", "\xe4\xb8\xad",
+        "x\\y",       "1_000",   "+1",
+        ".5",         "08",      "true",
+        "FALSE",      "=",       "?",
+        "|",          ">",
     };
     size_t nw = sizeof(words) / sizeof(words[0]);
     unsigned kind = depth > 4 ? rnd(4) : rnd(7);
@@ -613,7 +630,7 @@ static json_t *random_value(int depth)
     case 0:
         return json_integer((json_int_t)rnd(100000) - 50000);
     case 1:
-        return json_real((double)rnd(100000) / 64.0 + 1.0 / 128);   /* never integral */
+        return json_real((double)rnd(100000) / 64.0 + 1.0 / 128); /* never integral */
     case 2:
         return rnd(3) == 0 ? json_null() : json_boolean(rnd(2));
     case 3:
@@ -682,8 +699,8 @@ static void round_trip_file(const char *path)
         fclose(f);
         back = tg_yaml_parse_one(buf, blen, err, sizeof(err));
         ck_assert_msg(back != NULL, "%s doc %zu: emitted YAML does not parse: %s", path, i, err);
-        ck_assert_msg(json_equal(back, docs.v[i].value), "%s doc %zu changed in a round trip",
-                      path, i);
+        ck_assert_msg(json_equal(back, docs.v[i].value), "%s doc %zu changed in a round trip", path,
+                      i);
         json_decref(back);
         free(buf);
     }
