@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${BENCH_SECONDS:-10}
 CONNS=${BENCH_CONNS:-16 64}
+BODIES=${BENCH_BODIES:-pod-efa mpijob podgroup pod-large pod-update}
 BUILD=build-bench
 command -v wrk >/dev/null || { echo "bench: wrk not found (make deps installs it)"; exit 2; }
 make --no-print-directory BUILD=$BUILD OPT="-O2 -DNDEBUG" $BUILD/trainguard $BUILD/libtg.a >/dev/null
@@ -48,11 +49,11 @@ print(f'{label:<10} {body:<11} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["
 PY
 }
 for c in $CONNS; do
-    for b in pod-efa mpijob podgroup pod-large pod-update; do run validate $b "$c" 0; done
+    for b in $BODIES; do run validate $b "$c" 0; done
     run mutate pod-efa "$c" 0
 done
 run validate pod-efa 16 1
-echo "peak RSS: $(awk '/VmHWM/ {print $2, $3}' /proc/$pid/status)"
+echo "peak RSS: $(awk '/VmHWM/ {print $2, $3}' /proc/$pid/status) (now: $(awk '/RssAnon/ {printf "%s %s anonymous", $2, $3}' /proc/$pid/status), $(awk '/RssFile/ {printf "%s %s file-backed: shared libraries", $2, $3}' /proc/$pid/status))"
 echo
 echo "pipeline alone (no network), microseconds per request:"
 $BUILD/bench_pipeline tests/bench/bodies/*.json
