@@ -63,6 +63,9 @@ int tg_rule_index(const char *id)
 }
 
 static void report(struct tg_eval *ev, const char *id, enum tg_action cap, const char *field,
+                   const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static void report(struct tg_eval *ev, const char *id, enum tg_action cap, const char *field,
                    const char *fmt, va_list ap)
 {
     int idx = tg_rule_index(id);
