@@ -349,3 +349,31 @@ void tg_cases_add(TCase *tc, const char *file)
     }
     tcase_add_loop_test(tc, run_case, (int)start, (int)nrefs);
 }
+
+void tg_run_policy_case(const struct tg_policy_case *pc, const char *prefix)
+{
+    char err[256];
+    struct tg_review rv;
+    struct tg_result res;
+    struct tg_policy *pol =
+        tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err, sizeof(err));
+    ck_assert_msg(pol != NULL, "%s: policy: %s", pc->name, err);
+    json_t *obj = tg_yaml_parse_one(pc->object, strlen(pc->object), err, sizeof(err));
+    ck_assert_msg(obj != NULL, "%s: object: %s", pc->name, err);
+    ck_assert_int_eq(tg_review_from_object(obj, &rv, err, sizeof(err)), 0);
+    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
+    size_t seen = 0;
+    for (size_t i = 0; i < res.findings.n; i++) {
+        const struct tg_finding *f = &res.findings.v[i];
+        if (strncmp(f->rule, prefix, strlen(prefix)))
+            continue;
+        seen++;
+        ck_assert_msg(pc->rule && !strcmp(f->rule, pc->rule) && !strcmp(f->field, pc->field),
+                      "%s: unexpected [%s] %s: %s", pc->name, f->rule, f->field, f->message);
+    }
+    ck_assert_msg(seen == (pc->rule ? 1u : 0u), "%s: %zu %s findings", pc->name, seen, prefix);
+    tg_result_release(&res);
+    tg_review_release(&rv);
+    json_decref(obj);
+    tg_policy_unref(pol);
+}

@@ -16,4 +16,16 @@ json_t *tg_test_load(const char *file);
  */
 int tg_json_subset(const json_t *want, const json_t *got, char *where, size_t wherelen);
 
+/* A case that needs its own policy: runs object_yaml under policy_yaml (both YAML text) and checks
+ * that among findings whose rule starts with prefix there is exactly the one (rule, field), or none
+ * when rule is NULL. */
+struct tg_policy_case {
+    const char *name;
+    const char *policy;
+    const char *object;
+    const char *rule;
+    const char *field;
+};
+void tg_run_policy_case(const struct tg_policy_case *pc, const char *prefix);
+
 #endif

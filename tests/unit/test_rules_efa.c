@@ -8,14 +8,6 @@
 #include "tg/yaml_json.h"
 
 /* One object under one policy: the efa.* findings must be exactly {rule at field} (or none). */
-struct policy_case {
-    const char *name;
-    const char *policy; /* YAML */
-    const char *object; /* YAML */
-    const char *rule;   /* NULL: no efa.* finding */
-    const char *field;
-};
-
 #define POLICY_HEAD "apiVersion: trainguard.dev/v1alpha1\nkind: Policy\n"
 #define POD(type, res)                                                                             \
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: "                        \
@@ -23,7 +15,7 @@ struct policy_case {
     "{limits: {" res ", hugepages-2Mi: 1Gi}}}]}"
 #define EFA_FIELD "spec.containers[0].resources.limits[vpc.amazonaws.com/efa]"
 
-static const struct policy_case cases[] = {
+static const struct tg_policy_case cases[] = {
     {"Should deny 32 EFA on p5.48xlarge when the policy says its nodes have 16",
      POLICY_HEAD "instanceTypes:\n  p5.48xlarge: {efa: 16}\n",
      POD("p5.48xlarge", "vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8"), "efa.exceeds-instance",
@@ -49,31 +41,7 @@ static const struct policy_case cases[] = {
 
 START_TEST(policy_case)
 {
-    const struct policy_case *pc = &cases[_i];
-    char err[256];
-    struct tg_review rv;
-    struct tg_result res;
-    struct tg_policy *pol =
-        tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err, sizeof(err));
-    ck_assert_msg(pol != NULL, "%s: policy: %s", pc->name, err);
-    json_t *obj = tg_yaml_parse_one(pc->object, strlen(pc->object), err, sizeof(err));
-    ck_assert_msg(obj != NULL, "%s: object: %s", pc->name, err);
-    ck_assert_int_eq(tg_review_from_object(obj, &rv, err, sizeof(err)), 0);
-    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
-    size_t seen = 0;
-    for (size_t i = 0; i < res.findings.n; i++) {
-        const struct tg_finding *f = &res.findings.v[i];
-        if (strncmp(f->rule, "efa.", 4))
-            continue;
-        seen++;
-        ck_assert_msg(pc->rule && !strcmp(f->rule, pc->rule) && !strcmp(f->field, pc->field),
-                      "%s: unexpected [%s] %s: %s", pc->name, f->rule, f->field, f->message);
-    }
-    ck_assert_msg(seen == (pc->rule ? 1u : 0u), "%s: %zu efa findings", pc->name, seen);
-    tg_result_release(&res);
-    tg_review_release(&rv);
-    json_decref(obj);
-    tg_policy_unref(pol);
+    tg_run_policy_case(&cases[_i], "efa.");
 }
 END_TEST
 

@@ -8,14 +8,6 @@
 #include "tg/yaml_json.h"
 
 /* One object under one policy: the zone.* findings must be exactly {rule at field} (or none). */
-struct policy_case {
-    const char *name;
-    const char *policy; /* YAML */
-    const char *object; /* YAML */
-    const char *rule;   /* NULL: no zone.* finding */
-    const char *field;
-};
-
 #define POLICY_HEAD "apiVersion: trainguard.dev/v1alpha1\nkind: Policy\n"
 #define NODEPOOL_A                                                                                 \
     POLICY_HEAD "singleZoneNodeLabels:\n"                                                          \
@@ -27,7 +19,7 @@ struct policy_case {
 #define OWNED                                                                                      \
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: MPIJob, name: j}]}\n"
 
-static const struct policy_case cases[] = {
+static const struct tg_policy_case cases[] = {
     {"Should admit a nodeSelector on a single-zone NodePool label of the policy", NODEPOOL_A,
      OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, " EFA_C "}", NULL, NULL},
     {"Should deny a NodePool value the policy does not list as single-zone", NODEPOOL_A,
@@ -84,31 +76,7 @@ static const struct policy_case cases[] = {
 
 START_TEST(policy_case)
 {
-    const struct policy_case *pc = &cases[_i];
-    char err[256];
-    struct tg_review rv;
-    struct tg_result res;
-    struct tg_policy *pol =
-        tg_policy_load_yaml(pc->policy, strlen(pc->policy), "test", err, sizeof(err));
-    ck_assert_msg(pol != NULL, "%s: policy: %s", pc->name, err);
-    json_t *obj = tg_yaml_parse_one(pc->object, strlen(pc->object), err, sizeof(err));
-    ck_assert_msg(obj != NULL, "%s: object: %s", pc->name, err);
-    ck_assert_int_eq(tg_review_from_object(obj, &rv, err, sizeof(err)), 0);
-    ck_assert_int_eq(tg_pipeline_run(pol, &rv, NULL, &res), 0);
-    size_t seen = 0;
-    for (size_t i = 0; i < res.findings.n; i++) {
-        const struct tg_finding *f = &res.findings.v[i];
-        if (strncmp(f->rule, "zone.", 5))
-            continue;
-        seen++;
-        ck_assert_msg(pc->rule && !strcmp(f->rule, pc->rule) && !strcmp(f->field, pc->field),
-                      "%s: unexpected [%s] %s: %s", pc->name, f->rule, f->field, f->message);
-    }
-    ck_assert_msg(seen == (pc->rule ? 1u : 0u), "%s: %zu zone findings", pc->name, seen);
-    tg_result_release(&res);
-    tg_review_release(&rv);
-    json_decref(obj);
-    tg_policy_unref(pol);
+    tg_run_policy_case(&cases[_i], "zone.");
 }
 END_TEST
 
