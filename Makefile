@@ -37,15 +37,17 @@ CK_TIMEOUT ?= 30
 BIN := $(BUILD)/trainguard
 UNIT := $(BUILD)/unit_tests
 
-.PHONY: all deps run check unit integration corpus check-asan check-valgrind bench soak fuzz \
+.PHONY: all deps deps-build run check unit integration corpus check-asan check-valgrind bench soak fuzz \
         format format-check lint clean certs-dev
 .DEFAULT_GOAL := all
 
 all: $(BIN)
 
 # ---- dependencies -------------------------------------------------------------------------
-deps:
-	@missing=""; for p in $(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART); do \
+# make deps: everything (build, tests, benchmarks, fuzzing, chart rendering). A build alone
+# (make, make run) installs only what it needs the first time; make check installs the rest.
+define install_missing
+	@missing=""; for p in $(1); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -54,9 +56,16 @@ deps:
 	    $$SUDO apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART))
+
+deps-build:
+	$(call install_missing,$(DEB_PKGS))
 
 $(BUILD)/.deps-ok:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps-build
 	@mkdir -p $(BUILD) && touch $@
 
 # ---- build --------------------------------------------------------------------------------
@@ -104,7 +113,8 @@ run: $(BIN) certs-dev
 
 # ---- tests --------------------------------------------------------------------------------
 # CK_TIMEOUT_MULTIPLIER gives sanitizer and valgrind builds room; suites are fast otherwise.
-check: unit integration corpus
+check: deps
+	@$(MAKE) --no-print-directory unit integration corpus
 
 unit: $(UNIT)
 	cd tests && CK_FORK=$(CK_FORK) CK_DEFAULT_TIMEOUT=$(CK_TIMEOUT) ../$(UNIT)
