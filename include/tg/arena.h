@@ -10,6 +10,7 @@
 #ifndef TG_ARENA_H
 #define TG_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void tg_arena_install(void);
@@ -18,6 +19,9 @@ void tg_arena_end(void);
 /* Frees memory that jansson returned (json_dumps): through jansson's current allocator, so it is
  * right both inside and outside the arena. Never free() a json_dumps result on the request path. */
 void tg_json_free(void *p);
+/* True when the calling thread's arena is active and p was allocated from it: such a value is
+ * reclaimed by tg_arena_end, so releasing its whole tree value by value can be skipped. */
+bool tg_arena_holds(const void *p);
 /* Bytes the calling thread's arena keeps between requests (for tests and metrics). */
 size_t tg_arena_retained(void);
 /* Blocks in the calling thread's arena (tests: the chain grows geometrically, so it stays short).

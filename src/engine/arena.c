@@ -133,6 +133,11 @@ void tg_arena_end(void)
         b->used = 0;
 }
 
+bool tg_arena_holds(const void *p)
+{
+    return p && arena.active && in_arena(p);
+}
+
 void tg_json_free(void *p)
 {
     json_free_t f = NULL;
