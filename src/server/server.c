@@ -32,8 +32,9 @@
  * callback, never later in a handshake, which the reload's grace period relies on. */
 #define TG_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA"
 /* Per-connection memory pool (headers, read buffer). An AdmissionReview's headers are a few
- * hundred bytes; the body goes to our own buffer, so 64 KiB is ample and bounds a slow client. */
-#define TG_CONN_MEMORY ((size_t)64 * 1024)
+ * hundred bytes and the body goes to our own buffer: 16 KiB is ample (measured: 64 KiB only added
+ * 3 MiB of peak RSS at 64 connections, libmicrohttpd zeroes the pool on each request). */
+#define TG_CONN_MEMORY ((size_t)16 * 1024)
 /* Bodies declared up to this size get their buffer in one allocation (most reviews are < 64 KiB).
  */
 #define TG_RESERVE_MAX ((unsigned long long)1024 * 1024)
