@@ -353,6 +353,22 @@ static enum ctx child_ctx(struct reader *r, enum ctx ctx, const char *key, bool 
     }
 }
 
+/* After a member or element: 1 when a ',' announces another, 0 when `close` ends the container,
+ * -1 (with the error set) otherwise. */
+static int next_item(struct reader *r, char close)
+{
+    skip_ws(r);
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        return 1;
+    }
+    if (r->p < r->end && *r->p == close) {
+        r->p++;
+        return 0;
+    }
+    return close == '}' ? fail(r, r->p, "'}' expected") : fail(r, r->p, "']' expected");
+}
+
 static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
 {
     json_t *obj = NULL;
@@ -404,17 +420,11 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
             free(key);
         if (rc < 0)
             goto bad;
-        skip_ws(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            continue;
-        }
-        if (r->p < r->end && *r->p == '}') {
-            r->p++;
+        int more = next_item(r, '}');
+        if (more < 0)
+            goto bad;
+        if (!more)
             break;
-        }
-        fail(r, r->p, "'}' expected");
-        goto bad;
     }
 done:
     r->depth--;
@@ -448,17 +458,11 @@ static int read_array(struct reader *r, bool build, json_t **v)
             fail(r, r->p, "out of memory");
             goto bad;
         }
-        skip_ws(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            continue;
-        }
-        if (r->p < r->end && *r->p == ']') {
-            r->p++;
+        int more = next_item(r, ']');
+        if (more < 0)
+            goto bad;
+        if (!more)
             break;
-        }
-        fail(r, r->p, "']' expected");
-        goto bad;
     }
 done:
     r->depth--;
