@@ -426,6 +426,22 @@ static void each_pair(struct ld *l, yaml_node_t *map, const char *path, pair_fn 
 
 /* Reads a list of unique strings that pass check into a new array (only when every item is good,
  * so the previous value is replaced as a whole or not at all). */
+
+/* A list-valued key: checks that v is a sequence and allocates one zeroed element of elem bytes per
+ * item (at least one, so an empty list is not NULL). NULL after reporting the error. */
+static void *seq_list(struct ld *l, yaml_node_t *v, const char *path, size_t elem, size_t *n)
+{
+    void *list;
+
+    if (!expect_type(l, v, path, YAML_SEQUENCE_NODE))
+        return NULL;
+    *n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    list = calloc(*n ? *n : 1, elem);
+    if (!list)
+        oom(l);
+    return list;
+}
+
 static void read_str_list(struct ld *l, yaml_node_t *v, const char *path,
                           const char *(*check)(const char *), bool need_one, char ***out,
                           size_t *nout)
@@ -434,16 +450,12 @@ static void read_str_list(struct ld *l, yaml_node_t *v, const char *path,
     size_t n = 0, errs = (size_t)l->nerr;
     char **list;
 
-    if (!expect_type(l, v, path, YAML_SEQUENCE_NODE))
+    size_t cap = 0;
+    if (!(list = seq_list(l, v, path, sizeof *list, &cap)))
         return;
-    size_t cap = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
     if (need_one && cap == 0) {
         ERR(l, v, path, "must list at least one entry");
-        return;
-    }
-    list = calloc(cap ? cap : 1, sizeof *list);
-    if (!list) {
-        oom(l);
+        free(list);
         return;
     }
     for (size_t i = 0; i < cap; i++) {
@@ -732,14 +744,8 @@ static void key_single_zone(struct ld *l, yaml_node_t *v, const char *path)
     size_t n;
     int errs = l->nerr;
 
-    if (!expect_type(l, v, path, YAML_SEQUENCE_NODE))
+    if (!(list = seq_list(l, v, path, sizeof *list, &n)))
         return;
-    n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-    list = calloc(n ? n : 1, sizeof *list);
-    if (!list) {
-        oom(l);
-        return;
-    }
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *item = node_at(l, v->data.sequence.items.start[i]);
         index_path(ipath, path, i);
@@ -876,14 +882,8 @@ static void key_inject_env(struct ld *l, yaml_node_t *v, const char *path)
     size_t n;
     int errs = l->nerr;
 
-    if (!expect_type(l, v, path, YAML_SEQUENCE_NODE))
+    if (!(list = seq_list(l, v, path, sizeof *list, &n)))
         return;
-    n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-    list = calloc(n ? n : 1, sizeof *list);
-    if (!list) {
-        oom(l);
-        return;
-    }
     for (size_t i = 0; i < n; i++) {
         yaml_node_t *item = node_at(l, v->data.sequence.items.start[i]), *name;
         index_path(ipath, path, i);
