@@ -44,10 +44,11 @@ struct tg_eval {
 void tg_report(struct tg_eval *ev, const char *id, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The launcher command line of `container` read for `impl`, parsed once per evaluation and shared
- * by every rule and mutator that asks (it is the costliest read on the request path). *out is
- * borrowed until the evaluation ends. Returns 0 or -ENOMEM. */
-int tg_eval_launch(struct tg_eval *ev, json_t *container, enum tg_mpi_impl impl,
+/* The launcher command line of container c read for `impl`, parsed once per evaluation and shared
+ * by every rule and mutator that asks (it is the costliest read on the request path). The first
+ * read also reports command/args of the wrong type (tg_check_command_types), so no caller has to.
+ * *out is borrowed until the evaluation ends. Returns 0 or -ENOMEM. */
+int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi_impl impl,
                    const struct tg_launch **out);
 /* Frees the memo (the pipeline calls it). */
 void tg_eval_launch_release(struct tg_eval *ev);
@@ -81,11 +82,13 @@ int tg_rules_gang(struct tg_eval *ev);
 int tg_rules_nodeset(struct tg_eval *ev);
 int tg_mutate_efa_env(struct tg_eval *ev);
 
-/* For every rule that reads a container's launcher command line (tg_eval_launch): `command` and
- * `args` must be lists of strings, or the line is not read at all (mpirun -np goes unchecked).
+/* `command` and `args` must be lists of strings, or the line is not read at all (mpirun -np goes
+ * unchecked). tg_eval_launch calls this for every container it reads; call it directly only for
+ * containers no rule reads but that must still be checked (the MPI Launcher's other containers).
  * Reports object.invalid-field at c's command/args when one is not a list, and at each item
  * (command[i], args[i]) that is not a string. Returns true when both are usable (absent counts).
- * Repeated calls are harmless: findings are deduplicated by rule and field. (src/rules/mpi.c) */
+ * Repeated calls are harmless: findings are deduplicated by rule and field.
+ * (src/rules/launch_memo.c) */
 bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c);
 
 /* ---- typed accessors (src/k8s/obj.c) ----------------------------------------------------------

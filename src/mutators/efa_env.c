@@ -389,7 +389,7 @@ static int openmpi_forwarding(struct tg_eval *ev, const struct tg_container *k, 
         }
         return 0;
     }
-    if ((rc = tg_eval_launch(ev, k->c, TG_MPI_OPENMPI, &l)) < 0)
+    if ((rc = tg_eval_launch(ev, k, TG_MPI_OPENMPI, &l)) < 0)
         return rc;
     tg_path_sub(field, sizeof(field), &k->path, "command");
     if (runs_entrypoint(k->c) || l->nruns == 0 || launch_uncertain(l)) {
@@ -430,7 +430,7 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k, js
     char miss[160], field[TG_PATH_MAX + 16];
     const struct tg_launch *l;
     bool none = false;
-    int rc = tg_eval_launch(ev, k->c, impl, &l);
+    int rc = tg_eval_launch(ev, k, impl, &l);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < l->nruns; i++)

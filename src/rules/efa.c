@@ -564,9 +564,7 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
 {
     const struct tg_launch *l;
     const char *var = NULL, *value = NULL;
-    /* A command or args of the wrong type is a finding, not a silently skipped launcher. */
-    tg_check_command_types(ev, c);
-    int rc = tg_eval_launch(ev, c->c, workload_impl(ev->wl), &l);
+    int rc = tg_eval_launch(ev, c, workload_impl(ev->wl), &l);
     if (rc < 0)
         return rc;
     if (!forwards_efa(l, c->c, &var, &value)) {
@@ -598,8 +596,7 @@ static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *
     *yes = false;
     for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
         const struct tg_launch *l;
-        tg_check_command_types(ev, &t->containers[i]);
-        int rc = tg_eval_launch(ev, t->containers[i].c, workload_impl(ev->wl), &l);
+        int rc = tg_eval_launch(ev, &t->containers[i], workload_impl(ev->wl), &l);
         if (rc < 0)
             return rc;
         *yes = l->nruns > 0;

@@ -449,52 +449,6 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
 
 /* ---- the command line's own JSON types ---------------------------------------------------- */
 
-/* At most this many bad items are reported per list (the whole line is unread after one). */
-#define BAD_ITEMS_MAX 4
-
-static const char *item_type(const json_t *v)
-{
-    if (json_is_null(v))
-        return "null";
-    if (json_is_number(v))
-        return "a number";
-    if (json_is_boolean(v))
-        return "a boolean";
-    return json_is_array(v) ? "a list" : "an object";
-}
-
-bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
-{
-    static const char *const keys[] = {"command", "args"};
-    bool ok = true;
-    for (size_t k = 0; c && k < 2; k++) {
-        json_t *raw = json_object_get(c->c, keys[k]);
-        if (raw && !json_is_null(raw) && !json_is_array(raw)) {
-            /* reports "must be a list" at the container path + key */
-            tg_get_array(ev, c->c, &c->path, keys[k]);
-            ok = false;
-            continue;
-        }
-        size_t i, bad = 0;
-        json_t *it;
-        json_array_foreach (raw, i, it) {
-            struct tg_path p;
-            if (json_is_string(it))
-                continue;
-            ok = false;
-            if (bad++ >= BAD_ITEMS_MAX)
-                break;
-            tg_path_key(&p, &c->path, keys[k]);
-            tg_path_index(&p, &p, i);
-            tg_report(ev, "object.invalid-field", p.field,
-                      "must be a string, got %s: the command line is not read, so no launcher "
-                      "in it is checked; quote the value",
-                      item_type(it));
-        }
-    }
-    return ok;
-}
-
 /* ---- entry ------------------------------------------------------------------------------- */
 
 static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
@@ -509,7 +463,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
         tg_check_command_types(ev, &m->launcher->containers[i]);
     if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0)
         return 0; /* an unknown implementation is refused by the operator's enum */
-    if ((rc = tg_eval_launch(ev, lc->c, impl, &l)) < 0)
+    if ((rc = tg_eval_launch(ev, lc, impl, &l)) < 0)
         return rc;
     if (count_slots(m, &s))
         for (size_t i = 0; i < l->nruns; i++)
