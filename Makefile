@@ -17,15 +17,19 @@ DEB_CHART := python3-yaml python3-jsonschema golang-go golang-github-masterminds
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) check 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The trainguard binary does not link OpenSSL: it lives in trainguard-x509.so (include/tg/x509.h).
+BIN_LIBS := $(shell pkg-config --libs $(filter-out openssl,$(PKGS)) 2>/dev/null) -ldl
+X509_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wno-unused-parameter -Werror
 OPT ?= -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(PIC_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS) -pthread
 
-LIB_SRC := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+X509_SRC := src/x509/x509.c
+LIB_SRC := $(filter-out src/main.c $(X509_SRC),$(shell find src -name '*.c' | sort))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/embedded.o
 TEST_SRC := $(sort $(wildcard tests/unit/*.c) $(wildcard tests/support/*.c))
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC)) $(BUILD)/obj/tests/check_main.o
@@ -35,13 +39,15 @@ DEPFILES := $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 CK_FORK ?= yes
 CK_TIMEOUT ?= 30
 BIN := $(BUILD)/trainguard
+X509_SO := $(BUILD)/trainguard-x509.so
+X509_OBJ := $(BUILD)/obj/x509/x509.o
 UNIT := $(BUILD)/unit_tests
 
 .PHONY: all deps deps-build run check unit integration corpus check-asan check-valgrind bench soak fuzz \
         format format-check lint clean certs-dev
 .DEFAULT_GOAL := all
 
-all: $(BIN)
+all: $(BIN) $(X509_SO)
 
 # ---- dependencies -------------------------------------------------------------------------
 # make deps: everything (build, tests, benchmarks, fuzzing, chart rendering). A build alone
@@ -90,14 +96,23 @@ $(BUILD)/libtg.a: $(LIB_OBJ)
 	@rm -f $@.$$$$.tmp
 	ar rcs $@.$$$$.tmp $^ && mv -f $@.$$$$.tmp $@
 
-$(BIN): $(BUILD)/obj/main.o $(BUILD)/libtg.a
-	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) -lm && mv -f $@.$$$$.tmp $@
+# x509.o goes into the shared object and, directly, into the unit tests: position-independent,
+# and exporting only tg_x509_api.
+$(X509_OBJ): PIC_CFLAGS := -fPIC -fvisibility=hidden
+
+$(X509_SO): $(X509_OBJ)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,-z,defs -o $@.$$$$.tmp $^ $(X509_LIBS) && mv -f $@.$$$$.tmp $@
+
+# The binary needs its shared object beside it (order-only: relinking one does not relink the
+# other).
+$(BIN): $(BUILD)/obj/main.o $(BUILD)/libtg.a | $(X509_SO)
+	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $(filter %.o %.a,$^) $(BIN_LIBS) -lm && mv -f $@.$$$$.tmp $@
 
 $(BUILD)/gen/suites.h: $(wildcard tests/unit/*.c) scripts/gen-suites.sh
 	@mkdir -p $(dir $@)
 	bash scripts/gen-suites.sh tests/unit/*.c > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
-$(UNIT): $(TEST_OBJ) $(BUILD)/libtg.a
+$(UNIT): $(TEST_OBJ) $(X509_OBJ) $(BUILD)/libtg.a
 	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) $(CHECK_LIBS) -lm && mv -f $@.$$$$.tmp $@
 
 # ---- run ----------------------------------------------------------------------------------

@@ -14,14 +14,7 @@
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 
-/* What the check learnt about a pair (for logs and metrics). */
-struct tg_tls_info {
-    char subject[256];    /* RFC 2253, e.g. "CN=trainguard.trainguard.svc" */
-    char sans[512];       /* "DNS:a, DNS:b, IP:127.0.0.1" ("" when none) */
-    long long not_before; /* unix seconds */
-    long long not_after;
-    int chain_len; /* certificates in the file */
-};
+#include "tg/x509.h"
 
 /* Files above this size are refused: a serving certificate chain is a few KiB. */
 #define TG_TLS_FILE_MAX (1024 * 1024)
@@ -30,16 +23,13 @@ struct tg_tls_info {
  * 0, or a negative errno with "<path>: reason" in err. */
 int tg_tls_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
 
-/* Checks a PEM certificate (chain) and private key with OpenSSL: both parse, the key matches the
- * first certificate, and now lies within notBefore..notAfter. The paths only name the files in
- * messages. 0 with info filled, or -EINVAL with "<file>: problem" in err. */
+/* Checks a PEM certificate (chain) and private key with OpenSSL (tg_x509()->check_pair, in this
+ * process): both parse, the key matches the first certificate, and now lies within
+ * notBefore..notAfter. The paths only name the files in messages. 0 with info filled, -EINVAL
+ * with "<file>: problem" in err, or -ENOENT when trainguard-x509.so cannot be loaded. */
 int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_len,
                       const char *key_path, const char *key_pem, size_t key_len, time_t now,
                       struct tg_tls_info *info, char *err, size_t errlen);
-
-/* Reads both files and checks them (tg_tls_read_file + tg_tls_check_pair). */
-int tg_tls_check_files(const char *cert_path, const char *key_path, struct tg_tls_info *info,
-                       char *err, size_t errlen);
 
 /* Loads, checks and installs the first pair (info filled). 0 or a negative errno with the reason
  * in err. */

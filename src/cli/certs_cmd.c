@@ -1,4 +1,5 @@
-/* certs_cmd.c -- `trainguard certs`: a CA and a webhook serving certificate made with OpenSSL 3. */
+/* certs_cmd.c -- `trainguard certs`: a CA and a webhook serving certificate made with OpenSSL 3
+ * (in trainguard-x509.so, src/x509/x509.c); this file checks the inputs and writes the files. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,21 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-
 #include "tg/certs.h"
 #include "tg/cli.h"
-
-/* X.509 upper bound for a commonName (RFC 5280 ub-common-name); OpenSSL refuses longer ones. */
-#define CN_MAX 64
-/* RFC 5280 4.1.2.2: serials are positive and at most 20 octets; 16 random octets = 128 bits. */
-#define SERIAL_BYTES 16
+#include "tg/patch.h"
+#include "tg/x509.h"
 
 struct pem {
     char *data;
@@ -33,6 +23,7 @@ struct pem {
 
 static const char *const file_names[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
 #define NFILES (sizeof(file_names) / sizeof(file_names[0]))
+_Static_assert(NFILES == TG_X509_NPEM, "file_names[] follows the TG_X509_* order");
 
 void tg_certs_opts_init(struct tg_certs_opts *o)
 {
@@ -167,264 +158,6 @@ int tg_certs_validate(const struct tg_certs_opts *o, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- OpenSSL helpers --------------------------------------------------------------------- */
-
-/* Appends the first queued OpenSSL error (and clears the queue) to a message. */
-static int ssl_fail(char *err, size_t errlen, const char *what)
-{
-    char buf[256];
-    unsigned long e = ERR_get_error();
-
-    if (e)
-        ERR_error_string_n(e, buf, sizeof(buf));
-    else
-        snprintf(buf, sizeof(buf), "no detail");
-    ERR_clear_error();
-    snprintf(err, errlen, "%s: %s", what, buf);
-    return -EIO;
-}
-
-static EVP_PKEY *make_key(enum tg_key_type type)
-{
-    if (type == TG_KEY_RSA)
-        return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
-    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
-}
-
-/* A random positive 128-bit serial (CA/Browser Forum asks for at least 64 random bits). */
-static int set_random_serial(X509 *x)
-{
-    unsigned char raw[SERIAL_BYTES];
-    BIGNUM *bn = NULL;
-    int ret = -EIO;
-
-    if (RAND_bytes(raw, sizeof(raw)) != 1)
-        goto out;
-    raw[0] &= 0x7f; /* positive as a DER INTEGER without a leading zero octet */
-    raw[0] |= 0x40; /* and never short: exactly 127 significant bits */
-    bn = BN_bin2bn(raw, sizeof(raw), NULL);
-    if (!bn || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)))
-        goto out;
-    ret = 0;
-out:
-    BN_free(bn);
-    OPENSSL_cleanse(raw, sizeof(raw));
-    return ret;
-}
-
-/* Adds one extension written in OpenSSL's config syntax; issuer may equal x (self-signed). */
-static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX ctx;
-    X509_EXTENSION *ext;
-    int ok;
-
-    X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
-    ext = X509V3_EXT_nconf_nid(NULL, &ctx, nid, value);
-    if (!ext)
-        return -EIO;
-    ok = X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok ? 0 : -EIO;
-}
-
-/* Common fields: v3, random serial, subject CN, backdated notBefore, notAfter after `days`. */
-static X509 *new_cert(EVP_PKEY *key, const char *cn, long days)
-{
-    X509 *x = X509_new();
-    X509_NAME *name;
-
-    if (!x || !X509_set_version(x, X509_VERSION_3) || set_random_serial(x) < 0)
-        goto fail;
-    name = X509_get_subject_name(x);
-    if (!X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)"trainguard",
-                                    -1, -1, 0) ||
-        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1,
-                                    0))
-        goto fail;
-    if (!X509_gmtime_adj(X509_getm_notBefore(x), -TG_CERTS_BACKDATE_SECONDS) ||
-        !X509_time_adj_ex(X509_getm_notAfter(x), (int)days, 0, NULL) || !X509_set_pubkey(x, key))
-        goto fail;
-    return x;
-fail:
-    X509_free(x);
-    return NULL;
-}
-
-static X509 *make_ca(EVP_PKEY *key, char *err, size_t errlen)
-{
-    X509 *x = new_cert(key, "trainguard webhook CA", TG_CERTS_CA_DAYS);
-
-    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(x)))
-        goto fail;
-    if (add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
-        add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
-        add_ext(x, x, NID_subject_key_identifier, "hash") < 0 ||
-        add_ext(x, x, NID_authority_key_identifier, "keyid:always") < 0)
-        goto fail;
-    if (!X509_sign(x, key, EVP_sha256()))
-        goto fail;
-    return x;
-fail:
-    ssl_fail(err, errlen, "making the CA certificate");
-    X509_free(x);
-    return NULL;
-}
-
-static int push_dns(GENERAL_NAMES *gens, const char *name)
-{
-    GENERAL_NAME *gen;
-
-    /* skip a name already present (a --dns that repeats a service name) */
-    for (int i = 0; i < sk_GENERAL_NAME_num(gens); i++) {
-        GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
-        if (g->type == GEN_DNS &&
-            !strcasecmp((const char *)ASN1_STRING_get0_data(g->d.dNSName), name))
-            return 0;
-    }
-    gen = GENERAL_NAME_new();
-    if (!gen)
-        return -ENOMEM;
-    gen->type = GEN_DNS;
-    gen->d.dNSName = ASN1_IA5STRING_new();
-    if (!gen->d.dNSName || !ASN1_STRING_set(gen->d.dNSName, name, (int)strlen(name)) ||
-        !sk_GENERAL_NAME_push(gens, gen)) {
-        GENERAL_NAME_free(gen);
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-static int push_ip(GENERAL_NAMES *gens, const char *text)
-{
-    unsigned char buf[16];
-    int len = parse_ip(text, buf);
-    GENERAL_NAME *gen;
-
-    if (!len)
-        return -EINVAL;
-    gen = GENERAL_NAME_new();
-    if (!gen)
-        return -ENOMEM;
-    gen->type = GEN_IPADD;
-    gen->d.iPAddress = ASN1_OCTET_STRING_new();
-    if (!gen->d.iPAddress || !ASN1_OCTET_STRING_set(gen->d.iPAddress, buf, len) ||
-        !sk_GENERAL_NAME_push(gens, gen)) {
-        GENERAL_NAME_free(gen);
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-/* subjectAltName: the four service names the API server may dial, then --dns, then --ip. */
-static int add_sans(X509 *x, const struct tg_certs_opts *o)
-{
-    GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
-    char name[300];
-    static const char *const suffix[] = {"", ".svc", ".svc.cluster.local"};
-    int ret = -ENOMEM;
-
-    if (!gens)
-        return -ENOMEM;
-    if ((ret = push_dns(gens, o->service)) < 0)
-        goto out;
-    for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-        snprintf(name, sizeof(name), "%s.%s%s", o->service, o->ns, suffix[i]);
-        if ((ret = push_dns(gens, name)) < 0)
-            goto out;
-    }
-    for (size_t i = 0; i < o->ndns; i++) {
-        if ((ret = push_dns(gens, o->dns[i])) < 0)
-            goto out;
-    }
-    for (size_t i = 0; i < o->nips; i++) {
-        if ((ret = push_ip(gens, o->ips[i])) < 0)
-            goto out;
-    }
-    ret = X509_add1_ext_i2d(x, NID_subject_alt_name, gens, 0, X509V3_ADD_DEFAULT) == 1 ? 0 : -EIO;
-out:
-    GENERAL_NAMES_free(gens);
-    return ret;
-}
-
-static X509 *make_leaf(EVP_PKEY *key, X509 *ca, EVP_PKEY *ca_key, const struct tg_certs_opts *o,
-                       char *err, size_t errlen)
-{
-    char cn[CN_MAX + 1];
-    X509 *x;
-    const char *ku = o->key_type == TG_KEY_RSA ? "critical,digitalSignature,keyEncipherment"
-                                               : "critical,digitalSignature";
-
-    /* CN = NAME.NS.svc, the name the API server checks; it is informational only (clients match
-     * SANs), so a name over the 64-character CN limit falls back to the Service name. */
-    if (snprintf(cn, sizeof(cn), "%s.%s.svc", o->service, o->ns) >= (int)sizeof(cn))
-        snprintf(cn, sizeof(cn), "%s", o->service);
-    x = new_cert(key, cn, o->days);
-    if (!x || !X509_set_issuer_name(x, X509_get_subject_name(ca)))
-        goto fail;
-    if (add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-        add_ext(x, ca, NID_key_usage, ku) < 0 ||
-        add_ext(x, ca, NID_ext_key_usage, "serverAuth") < 0 ||
-        add_ext(x, ca, NID_subject_key_identifier, "hash") < 0 ||
-        add_ext(x, ca, NID_authority_key_identifier, "keyid:always") < 0 || add_sans(x, o) < 0)
-        goto fail;
-    if (!X509_sign(x, ca_key, EVP_sha256()))
-        goto fail;
-    return x;
-fail:
-    ssl_fail(err, errlen, "making the serving certificate");
-    X509_free(x);
-    return NULL;
-}
-
-/* Copies what a memory BIO holds into p (a new buffer). */
-static int bio_take(BIO *b, struct pem *p)
-{
-    char *data;
-    long n = BIO_get_mem_data(b, &data);
-
-    if (n <= 0)
-        return -EIO;
-    p->data = malloc((size_t)n);
-    if (!p->data)
-        return -ENOMEM;
-    memcpy(p->data, data, (size_t)n);
-    p->len = (size_t)n;
-    return 0;
-}
-
-static int pem_cert(X509 *x, struct pem *p)
-{
-    BIO *b = BIO_new(BIO_s_mem());
-    int ret = -ENOMEM;
-
-    if (b)
-        ret = PEM_write_bio_X509(b, x) ? bio_take(b, p) : -EIO;
-    BIO_free(b);
-    return ret;
-}
-
-/* Unencrypted PKCS#8 ("BEGIN PRIVATE KEY"), which OpenSSL, GnuTLS and Go all read. */
-static int pem_key(EVP_PKEY *k, struct pem *p)
-{
-    BIO *b = BIO_new(BIO_s_mem());
-    int ret = -ENOMEM;
-
-    if (b)
-        ret = PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) ? bio_take(b, p) : -EIO;
-    BIO_free(b);
-    return ret;
-}
-
-static void pem_release(struct pem *p, bool secret)
-{
-    if (p->data && secret)
-        OPENSSL_cleanse(p->data, p->len);
-    free(p->data);
-    p->data = NULL;
-    p->len = 0;
-}
-
 /* ---- files ------------------------------------------------------------------------------- */
 
 /* mkdir -p; parents get 0755, the last directory 0700 (it holds private keys). */
@@ -541,58 +274,36 @@ static int check_free(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static char *base64_of(const struct pem *p)
-{
-    size_t cap = 4 * ((p->len + 2) / 3) + 1;
-    char *out = malloc(cap);
-
-    if (out &&
-        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)p->data, (int)p->len) < 0) {
-        free(out);
-        out = NULL;
-    }
-    return out;
-}
-
 /* ---- the whole job ----------------------------------------------------------------------- */
 
 int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err, size_t errlen)
 {
-    EVP_PKEY *ca_key = NULL, *key = NULL;
-    X509 *ca = NULL, *leaf = NULL;
-    struct pem pems[NFILES] = {{0}}; /* in file_names[] order */
+    const struct tg_x509_api *api;
+    struct tg_x509_pems pems;
+    struct pem files[NFILES];
     int ret;
 
     if (ca_bundle)
         *ca_bundle = NULL;
     if ((ret = tg_certs_validate(o, err, errlen)) < 0)
         return ret;
+    if (!(api = tg_x509(err, errlen)))
+        return -ENOENT;
     if ((ret = make_dirs(o->out_dir, err, errlen)) < 0)
         return ret;
     if (!o->force && (ret = check_free(o->out_dir, err, errlen)) < 0)
         return ret;
-
-    ca_key = make_key(o->key_type);
-    key = make_key(o->key_type);
-    if (!ca_key || !key) {
-        ret = ssl_fail(err, errlen, "generating a key");
-        goto out;
-    }
-    ca = make_ca(ca_key, err, errlen);
-    leaf = ca ? make_leaf(key, ca, ca_key, o, err, errlen) : NULL;
-    if (!leaf) {
-        ret = -EIO;
-        goto out;
-    }
-    if ((ret = pem_cert(ca, &pems[0])) < 0 || (ret = pem_key(ca_key, &pems[1])) < 0 ||
-        (ret = pem_cert(leaf, &pems[2])) < 0 || (ret = pem_key(key, &pems[3])) < 0) {
-        snprintf(err, errlen, "encoding PEM: %s", strerror(-ret));
-        goto out;
+    if ((ret = api->make(o, &pems, err, errlen)) < 0)
+        return ret;
+    /* file_names[] and TG_X509_* share one order */
+    for (size_t i = 0; i < NFILES; i++) {
+        files[i].data = pems.data[i];
+        files[i].len = pems.len[i];
     }
     for (size_t i = 0; i < NFILES; i++) {
-        bool secret = i == 1 || i == 3;
-        if ((ret = write_file(o->out_dir, file_names[i], &pems[i], secret, o->force, err, errlen)) <
-            0) {
+        bool secret = i == TG_X509_CA_KEY || i == TG_X509_TLS_KEY;
+        if ((ret = write_file(o->out_dir, file_names[i], &files[i], secret, o->force, err,
+                              errlen)) < 0) {
             /* without --force the files written so far are this run's own (O_EXCL): remove them
              * so that a retry is not refused; with --force they replaced good files already */
             while (!o->force && i-- > 0)
@@ -600,17 +311,14 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
             goto out;
         }
     }
-    if (ca_bundle && !(*ca_bundle = base64_of(&pems[0]))) {
+    if (ca_bundle &&
+        !(*ca_bundle = tg_base64_encode((const unsigned char *)files[TG_X509_CA_CRT].data,
+                                        files[TG_X509_CA_CRT].len))) {
         snprintf(err, errlen, "out of memory");
         ret = -ENOMEM;
     }
 out:
-    for (size_t i = 0; i < NFILES; i++)
-        pem_release(&pems[i], i == 1 || i == 3);
-    X509_free(leaf);
-    X509_free(ca);
-    EVP_PKEY_free(key);
-    EVP_PKEY_free(ca_key);
+    api->release(&pems);
     return ret;
 }
 

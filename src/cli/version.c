@@ -1,17 +1,23 @@
 /* version.c -- `trainguard version`. */
 #include <jansson.h>
 #include <microhttpd.h>
-#include <openssl/opensslv.h>
 #include <stdio.h>
 #include <yaml.h>
 
 #include "tg/cli.h"
+#include "tg/x509.h"
 
 int tg_cmd_version(int argc, char **argv)
 {
+    char err[512];
+    const struct tg_x509_api *api = tg_x509(err, sizeof(err));
+
     (void)argc;
     (void)argv;
     printf("trainguard %s (libmicrohttpd %s, jansson %s, libyaml %s, %s)\n", TG_VERSION,
-           MHD_get_version(), JANSSON_VERSION, yaml_get_version_string(), OPENSSL_VERSION_TEXT);
-    return 0;
+           MHD_get_version(), JANSSON_VERSION, yaml_get_version_string(),
+           api ? api->openssl : "OpenSSL not loaded: " TG_X509_SO " is missing");
+    if (!api)
+        fprintf(stderr, "trainguard version: %s\n", err);
+    return api ? 0 : 1;
 }

@@ -1,24 +1,22 @@
-/* tls.c -- serving certificate: OpenSSL checks, a GnuTLS snapshot swapped on reload, and client
- * certificate verification for --client-ca-file. */
+/* tls.c -- serving certificate: OpenSSL checks (in a child process), a GnuTLS snapshot swapped on
+ * reload, and client certificate verification for --client-ca-file. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-
 #include "tg/tls.h"
+#include "tg/x509.h"
 
 /* A serving chain longer than this is a configuration mistake (leaf + intermediates). */
 #define CHAIN_MAX 8
@@ -106,179 +104,19 @@ out_close:
     return rc;
 }
 
-/* ---- OpenSSL checks ---------------------------------------------------------------------- */
-
-static int no_passphrase(char *buf, int size, int rwflag, void *u)
-{
-    (void)buf;
-    (void)size;
-    (void)rwflag;
-    (void)u;
-    return -1; /* encrypted keys are refused rather than prompted for */
-}
-
-static const char *ossl_reason(void)
-{
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    return r ? r : "no detail";
-}
-
-static long long asn1_to_unix(const ASN1_TIME *t)
-{
-    struct tm tm;
-
-    if (!t || ASN1_TIME_to_tm(t, &tm) != 1)
-        return 0;
-    return (long long)timegm(&tm);
-}
-
-static void format_utc(long long t, char *buf, size_t len)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-
-    gmtime_r(&tt, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static void read_subject(X509 *x, char *buf, size_t len)
-{
-    BIO *b = BIO_new(BIO_s_mem());
-    char *data = NULL;
-    long n;
-
-    buf[0] = '\0';
-    if (!b)
-        return;
-    if (X509_NAME_print_ex(b, X509_get_subject_name(x), 0, XN_FLAG_RFC2253) >= 0) {
-        n = BIO_get_mem_data(b, &data);
-        if (n > 0)
-            snprintf(buf, len, "%.*s", (int)n, data);
-    }
-    BIO_free(b);
-}
-
-static void append(char *buf, size_t len, const char *prefix, const char *value)
-{
-    size_t used = strlen(buf);
-
-    if (used < len)
-        snprintf(buf + used, len - used, "%s%s%s", used ? ", " : "", prefix, value);
-}
-
-static void read_sans(X509 *x, char *buf, size_t len)
-{
-    GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
-    char ip[INET6_ADDRSTRLEN];
-
-    buf[0] = '\0';
-    for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
-        const GENERAL_NAME *gn = sk_GENERAL_NAME_value(names, i);
-        if (gn->type == GEN_DNS) {
-            char dns[256];
-            snprintf(dns, sizeof(dns), "%.*s", ASN1_STRING_length(gn->d.dNSName),
-                     (const char *)ASN1_STRING_get0_data(gn->d.dNSName));
-            append(buf, len, "DNS:", dns);
-        } else if (gn->type == GEN_IPADD) {
-            int l = ASN1_STRING_length(gn->d.iPAddress);
-            const unsigned char *p = ASN1_STRING_get0_data(gn->d.iPAddress);
-            int af = l == 4 ? AF_INET : l == 16 ? AF_INET6 : 0;
-            if (af && inet_ntop(af, p, ip, sizeof(ip)))
-                append(buf, len, "IP:", ip);
-        }
-    }
-    GENERAL_NAMES_free(names);
-}
+/* ---- checks (OpenSSL, in trainguard-x509.so) ------------------------------------------- */
 
 int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_len,
                       const char *key_path, const char *key_pem, size_t key_len, time_t now,
                       struct tg_tls_info *info, char *err, size_t errlen)
 {
-    BIO *cb = NULL, *kb = NULL;
-    X509 *x = NULL, *extra;
-    EVP_PKEY *k = NULL;
-    char when[32];
-    int rc = -EINVAL;
+    const struct tg_x509_api *api = tg_x509(err, errlen);
 
     memset(info, 0, sizeof(*info));
-    ERR_clear_error();
-    if (cert_len > INT_MAX || key_len > INT_MAX) {
-        snprintf(err, errlen, "%s: too large", cert_len > INT_MAX ? cert_path : key_path);
-        return -EINVAL;
-    }
-    cb = BIO_new_mem_buf(cert_pem, (int)cert_len);
-    kb = BIO_new_mem_buf(key_pem, (int)key_len);
-    if (!cb || !kb) {
-        snprintf(err, errlen, "out of memory");
-        rc = -ENOMEM;
-        goto out;
-    }
-    x = PEM_read_bio_X509(cb, NULL, no_passphrase, NULL);
-    if (!x) {
-        snprintf(err, errlen, "%s: no PEM certificate could be read (%s)", cert_path,
-                 ossl_reason());
-        goto out;
-    }
-    info->chain_len = 1;
-    while ((extra = PEM_read_bio_X509(cb, NULL, no_passphrase, NULL)) != NULL) {
-        info->chain_len++;
-        X509_free(extra);
-    }
-    ERR_clear_error(); /* the loop ends on "no start line" */
-    k = PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL);
-    if (!k) {
-        snprintf(err, errlen,
-                 "%s: no PEM private key could be read (%s; encrypted keys are not "
-                 "supported)",
-                 key_path, ossl_reason());
-        goto out;
-    }
-    if (X509_check_private_key(x, k) != 1) {
-        snprintf(err, errlen, "%s: private key does not match the certificate in %s", key_path,
-                 cert_path);
-        goto out;
-    }
-    info->not_before = asn1_to_unix(X509_get0_notBefore(x));
-    info->not_after = asn1_to_unix(X509_get0_notAfter(x));
-    read_subject(x, info->subject, sizeof(info->subject));
-    read_sans(x, info->sans, sizeof(info->sans));
-    if ((long long)now < info->not_before) {
-        format_utc(info->not_before, when, sizeof(when));
-        snprintf(err, errlen, "%s: certificate is not valid before %s", cert_path, when);
-        goto out;
-    }
-    if ((long long)now > info->not_after) {
-        format_utc(info->not_after, when, sizeof(when));
-        snprintf(err, errlen, "%s: certificate expired on %s", cert_path, when);
-        goto out;
-    }
-    rc = 0;
-out:
-    ERR_clear_error();
-    EVP_PKEY_free(k);
-    X509_free(x);
-    BIO_free(kb);
-    BIO_free(cb);
-    return rc;
-}
-
-int tg_tls_check_files(const char *cert_path, const char *key_path, struct tg_tls_info *info,
-                       char *err, size_t errlen)
-{
-    char *c = NULL, *k = NULL;
-    size_t cl, kl;
-    int rc;
-
-    rc = tg_tls_read_file(cert_path, &c, &cl, err, errlen);
-    if (rc < 0)
-        return rc;
-    rc = tg_tls_read_file(key_path, &k, &kl, err, errlen);
-    if (rc == 0)
-        rc = tg_tls_check_pair(cert_path, c, cl, key_path, k, kl, time(NULL), info, err, errlen);
-    free(k);
-    free(c);
-    return rc;
+    if (!api)
+        return -ENOENT;
+    return api->check_pair(cert_path, cert_pem, cert_len, key_path, key_pem, key_len, now, info,
+                           err, errlen);
 }
 
 /* ---- GnuTLS snapshot --------------------------------------------------------------------- */
@@ -378,6 +216,94 @@ static void free_list(struct tls_pair *p)
     }
 }
 
+/* What a checking child sends back through its pipe. */
+struct check_reply {
+    int rc;
+    struct tg_tls_info info;
+    char err[512];
+};
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+
+    while (got < len) {
+        ssize_t r = read(fd, (char *)buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+/* A check that has not answered by then is killed (OpenSSL on a few KiB takes milliseconds). */
+#define CHECK_TIMEOUT_MS 30000
+
+/* tg_tls_check_pair on the serving files, run in a short-lived child process: trainguard-x509.so
+ * and libcrypto are then loaded and paged in by the child only, never by the long-running server
+ * (about 3.8 MiB of resident memory otherwise, /proc/PID/smaps under load), and a certificate
+ * that crashed OpenSSL would take down the child, not the server. The parent never calls OpenSSL,
+ * so no OpenSSL lock can be held at fork time, and glibc keeps malloc usable in the child. Only
+ * when no child can be made (pipe or fork fails) does the check run in this process. */
+static int check_pair_isolated(const char *c, size_t cl, const char *k, size_t kl,
+                               struct tg_tls_info *info, char *err, size_t errlen)
+{
+    struct check_reply rep;
+    struct pollfd pfd;
+    int fds[2], status = 0, ready;
+    pid_t pid;
+    bool ok = false;
+
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        goto in_process;
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        goto in_process;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        memset(&rep, 0, sizeof(rep));
+        rep.rc = tg_tls_check_pair(cert_file, c, cl, key_file, k, kl, time(NULL), &rep.info,
+                                   rep.err, sizeof(rep.err));
+        _exit(write(fds[1], &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 1);
+    }
+    close(fds[1]);
+    pfd.fd = fds[0];
+    pfd.events = POLLIN;
+    do
+        ready = poll(&pfd, 1, CHECK_TIMEOUT_MS);
+    while (ready < 0 && errno == EINTR);
+    if (ready > 0)
+        ok = read_all(fds[0], &rep, sizeof(rep));
+    else
+        kill(pid, SIGKILL);
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!ok) {
+        memset(info, 0, sizeof(*info));
+        if (ready <= 0)
+            snprintf(err, errlen, "%s: the certificate check did not finish within %d s", cert_file,
+                     CHECK_TIMEOUT_MS / 1000);
+        else if (WIFSIGNALED(status))
+            snprintf(err, errlen, "%s: the certificate check crashed (signal %d)", cert_file,
+                     WTERMSIG(status));
+        else
+            snprintf(err, errlen, "%s: the certificate check failed (exit status %d)", cert_file,
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return -EIO;
+    }
+    *info = rep.info;
+    snprintf(err, errlen, "%s", rep.err);
+    return rep.rc;
+in_process:
+    return tg_tls_check_pair(cert_file, c, cl, key_file, k, kl, time(NULL), info, err, errlen);
+}
+
 /* Reads and checks the files; on success returns a new pair (not yet published). */
 static struct tls_pair *load_pair(struct tg_tls_info *info, unsigned long long *fingerprint,
                                   bool *unchanged, char *err, size_t errlen)
@@ -402,7 +328,7 @@ static struct tls_pair *load_pair(struct tg_tls_info *info, unsigned long long *
     pthread_mutex_unlock(&tls_lock);
     if (*unchanged)
         goto fail;
-    rc = tg_tls_check_pair(cert_file, c, cl, key_file, k, kl, time(NULL), info, err, errlen);
+    rc = check_pair_isolated(c, cl, k, kl, info, err, errlen);
     if (rc < 0)
         goto fail;
     return pair_new(c, cl, k, kl, info->not_after, err, errlen);

@@ -29,6 +29,19 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/tg-certs-it.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/a/out
 
+# ---- OpenSSL is in trainguard-x509.so, found beside the binary or in ../lib/trainguard/ ----
+mkdir -p "$tmp/lonely/bin" "$tmp/lonely/lib/trainguard"
+cp "$BIN" "$tmp/lonely/bin/trainguard"
+"$tmp/lonely/bin/trainguard" certs --out-dir "$tmp/lonely/out" --service a --namespace b \
+    >/dev/null 2>"$tmp/lonely.err"
+check "without trainguard-x509.so: exit 1" test $? -eq 1
+check "... naming the file it looked for" grep -q "cannot load $tmp/lonely/bin/trainguard-x509.so" \
+    "$tmp/lonely.err"
+check "... and writing nothing" test ! -e "$tmp/lonely/out/ca.crt"
+cp "$(dirname "$BIN")/trainguard-x509.so" "$tmp/lonely/lib/trainguard/"
+check "found in ../lib/trainguard/" "$tmp/lonely/bin/trainguard" certs --out-dir \
+    "$tmp/lonely/out" --service a --namespace b
+
 # ---- ECDSA, the default ----
 "$BIN" certs --out-dir "$out" --service trainguard --namespace trainguard \
     --dns localhost --ip 127.0.0.1 --ip ::1 >"$tmp/stdout" 2>"$tmp/stderr"

@@ -118,6 +118,13 @@ expect "unreadable client CA exits 1" \
 expect "bad listen address exits 1" \
     "$(start_fails badlisten --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
         --listen 127.0.0.1)" "exit=1"
+# OpenSSL lives in trainguard-x509.so beside the binary; without it the server says so and stops.
+mkdir -p "$WORK/lonely" && cp "$TG_BIN" "$WORK/lonely/trainguard"
+timeout 10 "$WORK/lonely/trainguard" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
+    --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" >/dev/null 2>"$WORK/lonely.err"
+expect "missing trainguard-x509.so exits 1" "$?" "1"
+expect_grep "... naming the file it looked for" \
+    "cannot load $WORK/lonely/trainguard-x509.so \\(not found\\)" "$WORK/lonely.err"
 
 # ---- the main server ------------------------------------------------------------------------
 # Certificates are read through a symlink that is swapped, as a Secret volume does.
@@ -310,6 +317,13 @@ for _ in $(seq 1 40); do
 done
 expect "SIGHUP picks up the completed pair" "$(serial)" "serving-one"
 kill -0 "$SPID" 2>/dev/null && ok "SIGHUP does not stop the server" || not_ok "SIGHUP does not stop the server"
+# Every check above ran OpenSSL in a short-lived child (src/server/tls.c): the server itself has
+# never mapped libcrypto or trainguard-x509.so.
+if grep -qE 'libcrypto|trainguard-x509' "/proc/$SPID/maps"; then
+    not_ok "the serving process never maps libcrypto" "$(grep -E 'libcrypto|x509' "/proc/$SPID/maps" | head -3)"
+else
+    ok "the serving process never maps libcrypto"
+fi
 # By now (> --connection-timeout 3 s later) the client that declared 5000 body bytes and sent a
 # few has been cut by the idle timeout: its request is no longer in flight.
 # The reaper runs once a second: the cut lands between 3 and 4 s after the upload stalled.

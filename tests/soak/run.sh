@@ -24,7 +24,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-cp build/trainguard "$tmp/trainguard" # others may rebuild build/ meanwhile
+cp build/trainguard build/trainguard-x509.so "$tmp"/ # others may rebuild build/ meanwhile
 "$tmp/trainguard" certs --out-dir "$tmp/certs" --service trainguard --namespace soak \
     --dns localhost --ip 127.0.0.1 >/dev/null 2>&1
 
