@@ -151,6 +151,35 @@ static const unsigned char plain_byte[256] = {
 #undef R8
 };
 
+/* Length of the run of plain bytes at q (see plain_byte). Eight bytes at a time: a word's mask
+ * flags bytes below 0x20, equal to '"' or '\\', or above 0x7f, with the "some byte is zero /
+ * below n" bit tricks (Hacker's Delight 6-1). Those may also flag bytes after a real hit (a
+ * borrow), never before one, so the lowest flag is the first special byte. Little-endian only
+ * (the lowest address is the lowest byte); elsewhere, and for the last bytes, byte by byte. */
+static size_t plain_run(const unsigned char *q, const unsigned char *e)
+{
+    const unsigned char *s = q;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+
+    while (e - q >= 8) {
+        uint64_t w, quote, bslash, mask;
+        memcpy(&w, q, sizeof(w));
+        quote = w ^ (ones * '"');
+        bslash = w ^ (ones * '\\');
+        mask = (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
+                w) &
+               highs;
+        if (mask)
+            return (size_t)(q - s) + ((unsigned)__builtin_ctzll(mask) >> 3);
+        q += 8;
+    }
+#endif
+    while (q < e && plain_byte[*q])
+        q++;
+    return (size_t)(q - s);
+}
+
 /* 1 + position in "\"\\/bfnrt" of the byte after a backslash, 0 when it is no escape. */
 static const unsigned char escape_index[256] = {
     ['"'] = 1, ['\\'] = 2, ['/'] = 3, ['b'] = 4, ['f'] = 5, ['n'] = 6, ['r'] = 7, ['t'] = 8,
@@ -197,8 +226,7 @@ static int read_string(struct reader *r, size_t *out)
     size_t n = 0;
     for (;;) {
         const unsigned char *q = (const unsigned char *)r->p, *e = (const unsigned char *)r->end;
-        while (q < e && plain_byte[*q])
-            q++;
+        q += plain_run(q, e);
         if (out && q > (const unsigned char *)r->p &&
             put(r, &n, r->p, (size_t)(q - (const unsigned char *)r->p)) < 0)
             return -1;
@@ -391,7 +419,22 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
             fail(r, r->p, "string or '}' expected");
             goto bad;
         }
-        /* Keys are always decoded: the context depends on them. */
+        /* Keys are decoded when the value is built or the context depends on them; inside a
+         * skipped value (never built, always CTX_OTHER) they are only validated. */
+        if (!build && ctx == CTX_OTHER) {
+            if (read_string(r, NULL) < 0)
+                goto bad;
+            skip_ws(r);
+            if (r->p >= r->end || *r->p != ':') {
+                fail(r, r->p, "':' expected");
+                goto bad;
+            }
+            r->p++;
+            skip_ws(r);
+            if (read_value(r, CTX_OTHER, false, &child) < 0)
+                goto bad;
+            goto next;
+        }
         if (read_string(r, &klen) < 0)
             goto bad;
         char keybuf[128];
@@ -420,6 +463,7 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
             free(key);
         if (rc < 0)
             goto bad;
+    next:;
         int more = next_item(r, '}');
         if (more < 0)
             goto bad;

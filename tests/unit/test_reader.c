@@ -110,6 +110,42 @@ START_TEST(reader_matches_jansson_on_crafted_inputs)
 }
 END_TEST
 
+/* The string scanner reads eight bytes at a time: every byte that needs attention (quote,
+ * backslash escapes, control characters, valid and invalid UTF-8, a premature end) is put at
+ * every offset of a long string, in a built member and in a skipped one (managedFields). */
+START_TEST(reader_matches_jansson_at_every_string_offset)
+{
+    static const char *const specials[] = {
+        "\\\"", "\\\\", "\\n",  "\\u00e9",  "\\ud83d\\ude00", "\t",
+        "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",   "\xf0\x9f\x98\x80",
+        "\xff", "\xc3", "\\x",  "\"",
+    };
+    static const char *const frames[][2] = {
+        {"{\"request\":{\"uid\":\"", "\"}}"},
+        {"{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[{\"k\":\"", "\"}]}}}}"},
+        {"{\"request\":{\"", "\":1}}"},
+    };
+    char str[64], buf[256];
+    int accepted = 0, total = 0;
+
+    for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+        for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+            for (int at = 0; at <= 24; at++) {
+                int n = snprintf(str, sizeof(str), "%.*s%s%.*s", at, "abcdefghijklmnopqrstuvwxyz",
+                                 specials[k], 24 - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+                ck_assert_int_lt(n, (int)sizeof(str));
+                n = snprintf(buf, sizeof(buf), "%s%s%s", frames[f][0], str, frames[f][1]);
+                accepted += differential(buf, (size_t)n);
+                total++;
+            }
+        }
+    }
+    /* both outcomes were exercised */
+    ck_assert_int_gt(accepted, 0);
+    ck_assert_int_lt(accepted, total);
+}
+END_TEST
+
 START_TEST(reader_matches_jansson_on_depth_limits)
 {
     char *deep = malloc(8200);
@@ -156,6 +192,7 @@ Suite *tg_test_reader_suite(void)
     TCase *tc = tcase_create("differential");
     tcase_add_loop_test(tc, reader_matches_jansson_on_crafted_inputs, 0,
                         sizeof(inputs) / sizeof(inputs[0]));
+    tcase_add_test(tc, reader_matches_jansson_at_every_string_offset);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
     tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
     suite_add_tcase(s, tc);
