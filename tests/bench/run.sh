@@ -28,32 +28,70 @@ $pin_srv $BUILD/trainguard serve --listen 127.0.0.1:$port --probe-listen 127.0.0
     --log-level error 2>"$tmp/server.log" &
 pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && break; sleep 0.1; done
-cpu_ticks() { awk '{print $14 + $15}' /proc/$pid/stat; }
+cpu_ticks() { awk '{print $14 + $15}' /proc/$target/stat; }
+target=$pid
 hz=$(getconf CLK_TCK)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "server: --threads 1 pinned to core 0; wrk pinned to core 1; ${SECS}s per run"
 printf '%-10s %-11s %5s %9s %8s %8s %9s %7s %10s\n' endpoint body conns rps p50_ms p99_ms p99.9_ms errors cpu_us/req
-run() { # endpoint body conns close
+run() { # endpoint body conns close [label]: drives https://127.0.0.1:$port, measures $target
     local before after out
     before=$(cpu_ticks)
     out=$(BODY=tests/bench/bodies/$2.json CLOSE=$4 $pin_load wrk -t1 -c"$3" -d"${SECS}s" \
         -s tests/bench/post.lua "https://127.0.0.1:$port/$1" | tail -1)
     after=$(cpu_ticks)
-    python3 - "$1" "$2" "$3" "$4" "$out" "$before" "$after" "$hz" <<'PY'
+    python3 - "$1" "$2" "$3" "$4" "$out" "$before" "$after" "$hz" "${5:-}" <<'PY'
 import json, sys
-ep, body, conns, close, out, b, a, hz = sys.argv[1:]
+ep, body, conns, close, out, b, a, hz, label = sys.argv[1:]
 r = json.loads(out)
 cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(r["requests"], 1)
-label = ep + ("+tls" if close == "1" else "")
+label = label or ep + ("+tls" if close == "1" else "")
 print(f'{label:<10} {body:<11} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["p99_ms"]:>8.3f} {r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f}')
 PY
 }
+rss() { # what /proc says of $target: peak, and now anonymous / file-backed
+    echo "$(awk '/VmHWM/ {print $2, $3}' /proc/$target/status) (now: $(awk '/RssAnon/ {printf "%s %s anonymous", $2, $3}' /proc/$target/status), $(awk '/RssFile/ {printf "%s %s file-backed, shared libraries", $2, $3}' /proc/$target/status))"
+}
+warm() { # one unrecorded second, so the first row is not the one that pays for cold caches
+    BODY=tests/bench/bodies/pod-efa.json CLOSE=0 $pin_load wrk -t1 -c16 -d1s \
+        -s tests/bench/post.lua "https://127.0.0.1:$port/validate" >/dev/null
+}
+warm
+# The 6.8 KB EFA Pod first, so that the peak it causes is read before larger bodies raise it.
+for c in $CONNS; do run validate pod-efa "$c" 0; run mutate pod-efa "$c" 0; done
+rss_efa=$(rss)
 for c in $CONNS; do
-    for b in $BODIES; do run validate $b "$c" 0; done
-    run mutate pod-efa "$c" 0
+    for b in $BODIES; do [ "$b" = pod-efa ] || run validate $b "$c" 0; done
 done
 run validate pod-efa 16 1
-echo "peak RSS: $(awk '/VmHWM/ {print $2, $3}' /proc/$pid/status) (now: $(awk '/RssAnon/ {printf "%s %s anonymous", $2, $3}' /proc/$pid/status), $(awk '/RssFile/ {printf "%s %s file-backed: shared libraries", $2, $3}' /proc/$pid/status))"
+echo "peak RSS under the EFA Pod load: $rss_efa"
+echo "peak RSS over the whole run:     $(rss)"
+
+# The yardstick: a Go net/http webhook that decodes the review and the object with
+# encoding/json and allows everything (tests/bench/gobaseline), on the same core, same load.
+if command -v go >/dev/null; then
+    if (cd tests/bench/gobaseline && go build -o "$OLDPWD/$BUILD/gobaseline" .) 2>"$tmp/go.log"; then
+        kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+        port=$((port + 2))
+        GOMAXPROCS=1 $pin_srv $BUILD/gobaseline -listen 127.0.0.1:$port -cert "$tmp/tls.crt" \
+            -key "$tmp/tls.key" 2>"$tmp/go-server.log" &
+        pid=$!
+        target=$pid
+        for _ in $(seq 100); do
+            curl -sk -o /dev/null "https://127.0.0.1:$port/validate" && break
+            sleep 0.1
+        done
+        echo
+        echo "Go net/http baseline (decode only, no rules; GOMAXPROCS=1, same core):"
+        warm
+        for c in $CONNS; do run validate pod-efa "$c" 0 go-validate; done
+        echo "Go peak RSS: $(rss)"
+    else
+        echo "bench: Go baseline not built: $(head -c 300 "$tmp/go.log")"
+    fi
+else
+    echo "bench: go not found (make deps installs golang-go): no Go baseline"
+fi
 echo
 echo "pipeline alone (no network), microseconds per request:"
 $BUILD/bench_pipeline tests/bench/bodies/*.json

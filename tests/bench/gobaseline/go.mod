@@ -1,0 +1,3 @@
+module trainguard/bench/gobaseline
+
+go 1.19
