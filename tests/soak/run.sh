@@ -18,9 +18,9 @@ make --no-print-directory all >/dev/null
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tg-soak.XXXXXX")
 pid=""
 sampler=""
-cleanup() {
-    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+cleanup() { # under set -e a failed kill (process already gone) would turn the exit status to 1
+    if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null || true; fi
+    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
