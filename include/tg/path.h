@@ -16,6 +16,9 @@ struct tg_path {
     char field[TG_PATH_MAX];
     char ptr[TG_PATH_MAX];
     bool overflow;
+    /* strlen of field and ptr, kept by the functions below (paths are built for every field a
+     * rule reads, so they never measure the strings again). A zeroed struct is the root. */
+    unsigned short field_len, ptr_len;
 };
 
 void tg_path_root(struct tg_path *p);

@@ -11,6 +11,8 @@ void tg_path_root(struct tg_path *p)
     p->field[0] = '\0';
     p->ptr[0] = '\0';
     p->overflow = false;
+    p->field_len = 0;
+    p->ptr_len = 0;
 }
 
 /* A key prints after a dot when it looks like an identifier, else in brackets. */
@@ -25,10 +27,18 @@ static bool plain_key(const char *key)
     return true;
 }
 
-int tg_ptr_append(char *buf, size_t len, const char *token)
+/* Appends "/" + the escaped token to the pointer of length n in buf; returns the new length, or
+ * -ENAMETOOLONG (buf unchanged). */
+static int ptr_append_at(char *buf, size_t len, size_t n, const char *token)
 {
-    size_t n = strlen(buf);
-    size_t need = 1;
+    size_t tl = strlen(token), need = 1;
+    if (strcspn(token, "~/") == tl) { /* nothing to escape: the common case */
+        if (n + 1 + tl + 1 > len)
+            return -ENAMETOOLONG;
+        buf[n] = '/';
+        memcpy(buf + n + 1, token, tl + 1);
+        return (int)(n + 1 + tl);
+    }
     for (const char *c = token; *c; c++)
         need += (*c == '~' || *c == '/') ? 2 : 1;
     if (n + need + 1 > len)
@@ -46,13 +56,29 @@ int tg_ptr_append(char *buf, size_t len, const char *token)
         }
     }
     buf[n] = '\0';
-    return 0;
+    return (int)n;
+}
+
+int tg_ptr_append(char *buf, size_t len, const char *token)
+{
+    int n = ptr_append_at(buf, len, strlen(buf), token);
+    return n < 0 ? n : 0;
+}
+
+static void ptr_append(struct tg_path *dst, const char *token)
+{
+    int n = ptr_append_at(dst->ptr, sizeof(dst->ptr), dst->ptr_len, token);
+    if (n < 0)
+        dst->overflow = true;
+    else
+        dst->ptr_len = (unsigned short)n;
 }
 
 /* Appends pre + a + post to the field path (no snprintf: this runs for every field read). */
-static void field_append(struct tg_path *dst, const char *pre, const char *a, const char *post)
+static void field_append(struct tg_path *dst, const char *pre, const char *a, size_t la,
+                         const char *post)
 {
-    size_t n = strlen(dst->field), lp = strlen(pre), la = strlen(a), lq = strlen(post);
+    size_t n = dst->field_len, lp = strlen(pre), lq = strlen(post);
     if (n + lp + la + lq + 1 > sizeof(dst->field)) {
         dst->overflow = true;
         return;
@@ -60,6 +86,7 @@ static void field_append(struct tg_path *dst, const char *pre, const char *a, co
     memcpy(dst->field + n, pre, lp);
     memcpy(dst->field + n + lp, a, la);
     memcpy(dst->field + n + lp + la, post, lq + 1);
+    dst->field_len = (unsigned short)(n + lp + la + lq);
 }
 
 /* dst = src, copying only the used bytes (the buffers are 256 bytes each). */
@@ -67,20 +94,22 @@ static void path_copy(struct tg_path *dst, const struct tg_path *src)
 {
     if (dst == src)
         return;
-    memcpy(dst->field, src->field, strlen(src->field) + 1);
-    memcpy(dst->ptr, src->ptr, strlen(src->ptr) + 1);
+    memcpy(dst->field, src->field, (size_t)src->field_len + 1);
+    memcpy(dst->ptr, src->ptr, (size_t)src->ptr_len + 1);
+    dst->field_len = src->field_len;
+    dst->ptr_len = src->ptr_len;
     dst->overflow = src->overflow;
 }
 
 void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key)
 {
+    size_t kl = strlen(key);
     path_copy(dst, src);
     if (plain_key(key))
-        field_append(dst, dst->field[0] ? "." : "", key, "");
+        field_append(dst, dst->field_len ? "." : "", key, kl, "");
     else
-        field_append(dst, "[", key, "]");
-    if (tg_ptr_append(dst->ptr, sizeof(dst->ptr), key) < 0)
-        dst->overflow = true;
+        field_append(dst, "[", key, kl, "]");
+    ptr_append(dst, key);
 }
 
 void tg_path_index(struct tg_path *dst, const struct tg_path *src, size_t i)
@@ -93,9 +122,8 @@ void tg_path_index(struct tg_path *dst, const struct tg_path *src, size_t i)
         i /= 10;
     } while (i);
     memmove(num, d, (size_t)(num + sizeof(num) - d));
-    field_append(dst, "[", num, "]");
-    if (tg_ptr_append(dst->ptr, sizeof(dst->ptr), num) < 0)
-        dst->overflow = true;
+    field_append(dst, "[", num, strlen(num), "]");
+    ptr_append(dst, num);
 }
 
 const char *tg_path_sub(char *buf, size_t len, const struct tg_path *p, const char *sub)

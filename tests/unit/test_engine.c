@@ -86,6 +86,27 @@ START_TEST(paths_escape_keys_for_people_and_for_json_pointers)
 }
 END_TEST
 
+/* The kept lengths match the strings through escapes, indexes, copies and overflow. */
+START_TEST(paths_keep_their_lengths_through_every_append)
+{
+    static const char *const keys[] = {"spec", "a/b", "x~y", "vpc.amazonaws.com/efa", "", "k-1"};
+    struct tg_path p, q;
+    tg_path_root(&p);
+    for (int i = 0; i < 60; i++) {
+        if (i % 7 == 3)
+            tg_path_index(&q, &p, (size_t)i * 1000);
+        else
+            tg_path_key(&q, &p, keys[i % 6]);
+        ck_assert_uint_eq(q.field_len, strlen(q.field));
+        ck_assert_uint_eq(q.ptr_len, strlen(q.ptr));
+        p = q;
+    }
+    ck_assert(p.overflow);
+    ck_assert_uint_lt(p.field_len, TG_PATH_MAX);
+    ck_assert_uint_lt(p.ptr_len, TG_PATH_MAX);
+}
+END_TEST
+
 /* ---- base64 and patches -----------------------------------------------------------------------
  */
 
@@ -659,6 +680,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, findings_drop_duplicates_and_sort_by_rule_table_order);
     tcase_add_test(tc, sanitize_replaces_control_characters_and_cuts_at_rune_limit);
     tcase_add_test(tc, paths_escape_keys_for_people_and_for_json_pointers);
+    tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
     tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
     tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,
