@@ -198,6 +198,11 @@ int tg_quantity_from_json(const json_t *v, struct tg_quantity *q)
         }
         while (len && is_space(s[len - 1]))
             len--;
+        if (len < sizeof(buf)) { /* every real quantity: no allocation */
+            memcpy(buf, s, len);
+            buf[len] = '\0';
+            return tg_quantity_parse(buf, q);
+        }
         t = strndup(s, len);
         if (!t)
             return -ENOMEM;

@@ -280,6 +280,16 @@ START_TEST(from_json)
     ck_assert_int_eq(from_json_text("\" 8 \"", &q), 0);
     tg_quantity_format(&q, buf, sizeof(buf));
     ck_assert_str_eq(buf, "8");
+    /* Strings shorter than 64 bytes are parsed from a stack copy, longer ones from the heap:
+     * both sides give the same answers (leading zeros keep the value 32). */
+    for (int zeros = 55; zeros <= 75; zeros++) {
+        char text[128];
+        snprintf(text, sizeof(text), "\" %.*s32 \"", zeros,
+                 "0000000000000000000000000000000000000000000000000000000000000000000000000000");
+        ck_assert_int_eq(from_json_text(text, &q), 0);
+        tg_quantity_format(&q, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "32");
+    }
     ck_assert_int_eq(from_json_text("\"$EFA_PER_NODE\"", &q), -EINVAL);
     ck_assert_int_eq(from_json_text("\"\"", &q), -EINVAL);
     ck_assert_int_eq(from_json_text("\"   \"", &q), -EINVAL);
