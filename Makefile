@@ -113,7 +113,7 @@ $(BUILD)/gen/suites.h: $(wildcard tests/unit/*.c) scripts/gen-suites.sh
 	bash scripts/gen-suites.sh tests/unit/*.c > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(UNIT): $(TEST_OBJ) $(X509_OBJ) $(BUILD)/libtg.a
-	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) $(CHECK_LIBS) -lm && mv -f $@.$$$$.tmp $@
+	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) $(CHECK_LIBS) -ldl -lm && mv -f $@.$$$$.tmp $@
 
 # ---- run ----------------------------------------------------------------------------------
 certs-dev: $(BIN)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tg/cli.h"
+#include "tg/tls.h"
 
 struct tg_command {
     const char *name;
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (!strcmp(argv[1], TG_TLS_CHECK_COMMAND)) /* internal: the server's certificate check */
+        return tg_tls_check_main(argc, argv);
     if (!strcmp(argv[1], "--version"))
         return tg_cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

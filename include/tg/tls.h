@@ -31,6 +31,18 @@ int tg_tls_check_pair(const char *cert_path, const char *cert_pem, size_t cert_l
                       const char *key_path, const char *key_pem, size_t key_len, time_t now,
                       struct tg_tls_info *info, char *err, size_t errlen);
 
+/* The hidden subcommand that checks a pair in a child process: `trainguard __check-pair CERT KEY`
+ * reads both files, checks them (tg_tls_check_pair) and writes one binary reply to stdout for
+ * the server that started it. Every serving check (start, rotation, SIGHUP) runs this way, so the
+ * server process never loads OpenSSL; main() of any program that calls tg_tls_init must hand
+ * this command to tg_tls_check_main. */
+#define TG_TLS_CHECK_COMMAND "__check-pair"
+int tg_tls_check_main(int argc, char **argv);
+
+/* Where the checker is (NULL: this binary, as /proc/self/exe names it at the first check) and
+ * how long it may take (0: 10000 ms). For tests. */
+void tg_tls_set_checker(const char *path, int timeout_ms);
+
 /* Loads, checks and installs the first pair (info filled). 0 or a negative errno with the reason
  * in err. */
 int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info *info, char *err,
@@ -39,7 +51,9 @@ int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info 
 /* Re-reads the files. Unchanged bytes: returns 0 (nothing done) unless force. Changed (or force):
  * checks the new pair and swaps it in: returns 1 with info filled. A bad pair returns a negative
  * errno with the reason in err and keeps the current pair; the same bad bytes are reported once
- * (later calls return 0) unless force. */
+ * (later calls return 0) unless force. When the check itself failed (it could not start, timed
+ * out, crashed, or the files changed meanwhile) it returns -EAGAIN, keeps the current pair and
+ * tries the same bytes again next time. */
 int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen);
 
 /* notAfter of the pair in use (unix seconds), 0 before init. */

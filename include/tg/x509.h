@@ -3,7 +3,8 @@
  * installed next to the binary, so that the long-running server never maps libcrypto: merely
  * linking it costs 1.4 MiB of resident memory (its relocated tables) and using it 2.3 MiB more,
  * against the 10 MiB budget of issue 9. `trainguard certs` loads it in-process; the server runs
- * each certificate check in a short-lived child process that loads it (src/server/tls.c).
+ * each certificate check in a short-lived child, `trainguard __check-pair`, that loads it
+ * (src/server/tls.c).
  *
  * The unit tests link src/x509/x509.c directly; tg_x509() then returns that copy. */
 #ifndef TG_X509_H
@@ -15,7 +16,7 @@
 #include "tg/certs.h"
 
 /* Bumped whenever struct tg_x509_api or the structs it passes change. */
-#define TG_X509_ABI 1
+#define TG_X509_ABI 2
 /* The file name tg_x509() looks for, beside the executable, then in ../lib/trainguard/. */
 #define TG_X509_SO "trainguard-x509.so"
 
@@ -37,9 +38,11 @@ struct tg_x509_pems {
 };
 
 struct tg_x509_api {
-    unsigned int abi;    /* TG_X509_ABI of the object */
-    size_t size;         /* sizeof(struct tg_x509_api) in the object */
-    const char *openssl; /* the OpenSSL version it runs with */
+    unsigned int abi; /* TG_X509_ABI of the object */
+    /* sizeof of this struct and of the structs it passes, as the object was built */
+    size_t size, info_size, opts_size;
+    /* the OpenSSL version it runs with (OpenSSL_version) */
+    const char *(*openssl_version)(void);
     /* Checks a PEM certificate (chain) and private key: both parse, the key matches the first
      * certificate, and now lies within notBefore..notAfter. The paths only name the files in
      * messages. 0 with info filled, or -EINVAL with "<file>: problem" in err. */

@@ -16,7 +16,7 @@ int tg_cmd_version(int argc, char **argv)
     (void)argv;
     printf("trainguard %s (libmicrohttpd %s, jansson %s, libyaml %s, %s)\n", TG_VERSION,
            MHD_get_version(), JANSSON_VERSION, yaml_get_version_string(),
-           api ? api->openssl : "OpenSSL not loaded: " TG_X509_SO " is missing");
+           api ? api->openssl_version() : "OpenSSL not loaded: see the message below");
     if (!api)
         fprintf(stderr, "trainguard version: %s\n", err);
     return api ? 0 : 1;

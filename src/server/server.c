@@ -545,6 +545,12 @@ static void reload_certificate(bool force)
         tg_metrics_cert_reload(TG_RESULT_SUCCESS);
         tg_metrics_cert_expiry(info.not_after);
         log_cert("serving certificate reloaded", &info);
+    } else if (rc == -EAGAIN) {
+        tg_metrics_cert_reload(TG_RESULT_FAILURE);
+        tg_log(TG_LOG_ERROR,
+               "certificate check did not complete, still serving the previous pair (trying "
+               "again in %u s): %s",
+               srv.cfg->reload_interval, err);
     } else if (rc < 0) {
         tg_metrics_cert_reload(TG_RESULT_FAILURE);
         tg_log(TG_LOG_ERROR, "certificate reload failed, still serving the previous one: %s", err);

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,15 +181,6 @@ fail:
     return NULL;
 }
 
-static unsigned long long fnv1a(const char *s, size_t n, unsigned long long h)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* Frees retired pairs whose grace period is over. Called with tls_lock held. */
 static struct tls_pair *take_expired_locked(time_t now)
 {
@@ -216,121 +208,253 @@ static void free_list(struct tls_pair *p)
     }
 }
 
-/* What a checking child sends back through its pipe. */
+/* ---- the check in a child process -------------------------------------------------------- */
+
+/* The checker: this binary run again with TG_TLS_CHECK_COMMAND (posix_spawn, so nothing runs
+ * between fork and exec in this multithreaded process: a lock another thread held at fork time,
+ * such as glibc's tzset lock taken by every gmtime_r, cannot hang the check). Tests point it
+ * elsewhere with tg_tls_set_checker; "" means this binary (checker_path). */
+static char checker[PATH_MAX];
+static bool checker_set;
+static int check_timeout_ms = 10000;
+
+#define REPLY_MAGIC 0x74676331u /* "tgc1" */
+
+/* What the checker writes to its stdout: one struct, from the same build. */
 struct check_reply {
+    unsigned int magic;
+    unsigned int size;
     int rc;
+    unsigned long long fingerprint; /* of the bytes it checked */
     struct tg_tls_info info;
     char err[512];
 };
 
-static bool read_all(int fd, void *buf, size_t len)
-{
-    size_t got = 0;
+#define FNV_BASIS 14695981039346656037ULL
 
-    while (got < len) {
-        ssize_t r = read(fd, (char *)buf + got, len - got);
-        if (r < 0 && errno == EINTR)
+static unsigned long long fnv1a(const char *s, size_t n, unsigned long long h)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    size_t done = 0;
+
+    while (done < len) {
+        ssize_t w = write(fd, (const char *)buf + done, len - done);
+        if (w < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (w <= 0)
             return false;
-        got += (size_t)r;
+        done += (size_t)w;
     }
     return true;
 }
 
-/* A check that has not answered by then is killed (OpenSSL on a few KiB takes milliseconds). */
-#define CHECK_TIMEOUT_MS 30000
-
-/* tg_tls_check_pair on the serving files, run in a short-lived child process: trainguard-x509.so
- * and libcrypto are then loaded and paged in by the child only, never by the long-running server
- * (about 3.8 MiB of resident memory otherwise, /proc/PID/smaps under load), and a certificate
- * that crashed OpenSSL would take down the child, not the server. The parent never calls OpenSSL,
- * so no OpenSSL lock can be held at fork time, and glibc keeps malloc usable in the child. Only
- * when no child can be made (pipe or fork fails) does the check run in this process. */
-static int check_pair_isolated(const char *c, size_t cl, const char *k, size_t kl,
-                               struct tg_tls_info *info, char *err, size_t errlen)
+int tg_tls_check_main(int argc, char **argv)
 {
     struct check_reply rep;
-    struct pollfd pfd;
-    int fds[2], status = 0, ready;
+    char *c = NULL, *k = NULL;
+    size_t cl = 0, kl = 0;
+
+    if (argc != 4) {
+        fprintf(stderr, "usage: trainguard %s CERT_FILE KEY_FILE (internal)\n",
+                TG_TLS_CHECK_COMMAND);
+        return 2;
+    }
+    memset(&rep, 0, sizeof(rep));
+    rep.magic = REPLY_MAGIC;
+    rep.size = sizeof(rep);
+    rep.rc = tg_tls_read_file(argv[2], &c, &cl, rep.err, sizeof(rep.err));
+    if (rep.rc == 0)
+        rep.rc = tg_tls_read_file(argv[3], &k, &kl, rep.err, sizeof(rep.err));
+    if (rep.rc == 0) {
+        rep.fingerprint = fnv1a(k, kl, fnv1a(c, cl, FNV_BASIS));
+        rep.rc = tg_tls_check_pair(argv[2], c, cl, argv[3], k, kl, time(NULL), &rep.info, rep.err,
+                                   sizeof(rep.err));
+    }
+    free(c);
+    free(k);
+    return write_all(STDOUT_FILENO, &rep, sizeof(rep)) ? 0 : 1;
+}
+
+void tg_tls_set_checker(const char *path, int timeout_ms)
+{
+    checker_set = path != NULL;
+    snprintf(checker, sizeof(checker), "%s", path ? path : "");
+    check_timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
+}
+
+/* This binary's path, read once from /proc/self/exe (under valgrind that link names valgrind's
+ * own tool, and readlink is what valgrind corrects); /proc/self/exe itself when unreadable. */
+static const char *checker_path(void)
+{
+    if (!checker_set && !checker[0]) {
+        ssize_t n = readlink("/proc/self/exe", checker, sizeof(checker));
+        if (n <= 0 || (size_t)n >= sizeof(checker))
+            snprintf(checker, sizeof(checker), "/proc/self/exe");
+        else
+            checker[n] = '\0';
+    }
+    return checker;
+}
+
+/* Waits for the reply on fd until the deadline, in slices, so that a SIGTERM or SIGINT that
+ * arrives meanwhile (blocked here, taken by the caller's sigtimedwait) is not kept waiting for
+ * the whole timeout. 1 ready, 0 timed out, -EINTR when asked to stop, other -errno. */
+static int wait_reply(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int left = check_timeout_ms;
+    sigset_t pending;
+
+    while (left > 0) {
+        int slice = left < 200 ? left : 200;
+        int r = poll(&pfd, 1, slice);
+        if (r > 0)
+            return 1;
+        if (r < 0 && errno != EINTR)
+            return -errno;
+        if (r == 0)
+            left -= slice;
+        if (sigpending(&pending) == 0 &&
+            (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1))
+            return -EINTR;
+    }
+    return 0;
+}
+
+/* Checks the serving files in a child process: this binary again, which loads
+ * trainguard-x509.so (OpenSSL) itself, so the long-running server never maps libcrypto (3.7 MiB
+ * of resident memory otherwise, /proc/PID/smaps under load), and a certificate that crashed
+ * OpenSSL would take down the child only. The child reads the files again and returns the
+ * fingerprint of what it read: a rotation landing between the two reads is caught. Failures of
+ * the check itself (cannot start it, timeout, crash, files changed) return -EAGAIN: nothing is
+ * known about the files, so the next reload tries again. */
+static int check_pair_isolated(unsigned long long fingerprint, struct tg_tls_info *info, char *err,
+                               size_t errlen)
+{
+    char *const argv[] = {(char *)"trainguard", (char *)TG_TLS_CHECK_COMMAND, cert_file, key_file,
+                          NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    struct check_reply rep;
+    sigset_t none, deflt;
+    int out[2], status = 0, r, ready;
     pid_t pid;
     bool ok = false;
 
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        goto in_process;
-    pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        goto in_process;
+    memset(info, 0, sizeof(*info));
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "cannot start the certificate check: pipe: %s", strerror(errno));
+        return -EAGAIN;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        memset(&rep, 0, sizeof(rep));
-        rep.rc = tg_tls_check_pair(cert_file, c, cl, key_file, k, kl, time(NULL), &rep.info,
-                                   rep.err, sizeof(rep.err));
-        _exit(write(fds[1], &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 1);
+    sigemptyset(&none);
+    sigemptyset(&deflt);
+    sigaddset(&deflt, SIGPIPE);
+    sigaddset(&deflt, SIGTERM);
+    sigaddset(&deflt, SIGINT);
+    sigaddset(&deflt, SIGHUP);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &deflt);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    r = posix_spawn(&pid, checker_path(), &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(out[1]);
+    if (r != 0) {
+        close(out[0]);
+        snprintf(err, errlen, "cannot start the certificate check (%s): %s", checker_path(),
+                 strerror(r));
+        return -EAGAIN;
     }
-    close(fds[1]);
-    pfd.fd = fds[0];
-    pfd.events = POLLIN;
-    do
-        ready = poll(&pfd, 1, CHECK_TIMEOUT_MS);
-    while (ready < 0 && errno == EINTR);
-    if (ready > 0)
-        ok = read_all(fds[0], &rep, sizeof(rep));
-    else
-        kill(pid, SIGKILL);
-    close(fds[0]);
+    ready = wait_reply(out[0]);
+    if (ready > 0) {
+        ssize_t n;
+        size_t got = 0;
+        while (got < sizeof(rep)) {
+            n = read(out[0], (char *)&rep + got, sizeof(rep) - got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        ok = got == sizeof(rep) && rep.magic == REPLY_MAGIC && rep.size == sizeof(rep);
+    }
+    if (!ok)
+        kill(pid, SIGKILL); /* no reply: it has nothing more to say */
+    close(out[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (!ok) {
-        memset(info, 0, sizeof(*info));
-        if (ready <= 0)
-            snprintf(err, errlen, "%s: the certificate check did not finish within %d s", cert_file,
-                     CHECK_TIMEOUT_MS / 1000);
-        else if (WIFSIGNALED(status))
-            snprintf(err, errlen, "%s: the certificate check crashed (signal %d)", cert_file,
-                     WTERMSIG(status));
+        if (ready == -EINTR)
+            snprintf(err, errlen, "certificate check abandoned: the server is stopping");
+        else if (ready == 0)
+            snprintf(err, errlen, "the certificate check did not finish within %d ms",
+                     check_timeout_ms);
+        else if (ready < 0)
+            snprintf(err, errlen, "waiting for the certificate check: %s", strerror(-ready));
+        else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+            snprintf(err, errlen, "the certificate check crashed (signal %d)", WTERMSIG(status));
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) /* exec failed in the child */
+            snprintf(err, errlen, "cannot start the certificate check (%s): exit status 127",
+                     checker_path());
         else
-            snprintf(err, errlen, "%s: the certificate check failed (exit status %d)", cert_file,
+            snprintf(err, errlen, "the certificate check gave no answer (exit status %d)",
                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        return -EIO;
+        return -EAGAIN;
     }
+    if (rep.rc == 0 && rep.fingerprint != fingerprint) {
+        snprintf(err, errlen, "%s or %s changed during the check: trying again at the next reload",
+                 cert_file, key_file);
+        return -EAGAIN;
+    }
+    rep.err[sizeof(rep.err) - 1] = '\0';
     *info = rep.info;
     snprintf(err, errlen, "%s", rep.err);
-    return rep.rc;
-in_process:
-    return tg_tls_check_pair(cert_file, c, cl, key_file, k, kl, time(NULL), info, err, errlen);
+    return rep.rc < 0 ? rep.rc : 0;
 }
 
 /* Reads and checks the files; on success returns a new pair (not yet published). */
 static struct tls_pair *load_pair(struct tg_tls_info *info, unsigned long long *fingerprint,
-                                  bool *unchanged, char *err, size_t errlen)
+                                  bool *unchanged, bool *transient, char *err, size_t errlen)
 {
     char *c = NULL, *k = NULL;
     size_t cl = 0, kl = 0;
     int rc;
 
     *unchanged = false;
+    *transient = false;
     *fingerprint = 0;
     rc = tg_tls_read_file(cert_file, &c, &cl, err, errlen);
     if (rc == 0)
         rc = tg_tls_read_file(key_file, &k, &kl, err, errlen);
     if (rc < 0) {
-        *fingerprint = fnv1a(err, strlen(err), 14695981039346656037ULL);
+        *fingerprint = fnv1a(err, strlen(err), FNV_BASIS);
         goto fail;
     }
-    *fingerprint = fnv1a(k, kl, fnv1a(c, cl, 14695981039346656037ULL));
+    *fingerprint = fnv1a(k, kl, fnv1a(c, cl, FNV_BASIS));
     pthread_mutex_lock(&tls_lock);
     *unchanged = current && current->cert_len == cl && current->key_len == kl &&
                  !memcmp(current->cert_pem, c, cl) && !memcmp(current->key_pem, k, kl);
     pthread_mutex_unlock(&tls_lock);
     if (*unchanged)
         goto fail;
-    rc = check_pair_isolated(c, cl, k, kl, info, err, errlen);
-    if (rc < 0)
+    rc = check_pair_isolated(*fingerprint, info, err, errlen);
+    if (rc < 0) {
+        *transient = rc == -EAGAIN;
         goto fail;
+    }
     return pair_new(c, cl, k, kl, info->not_after, err, errlen);
 fail:
     free(c);
@@ -353,15 +477,20 @@ int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info 
 int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen)
 {
     unsigned long long fp;
-    bool unchanged;
+    bool unchanged, transient;
     struct tls_pair *p, *dead;
     time_t now = time(NULL);
 
-    p = load_pair(info, &fp, &unchanged, err, errlen);
+    p = load_pair(info, &fp, &unchanged, &transient, err, errlen);
     pthread_mutex_lock(&tls_lock);
     dead = take_expired_locked(now);
     if (!p) {
         bool repeat = have_bad && fp == bad_fingerprint;
+        if (transient) { /* nothing learnt about these bytes: report, and retry next time */
+            pthread_mutex_unlock(&tls_lock);
+            free_list(dead);
+            return -EAGAIN;
+        }
         if (!unchanged) {
             have_bad = true;
             bad_fingerprint = fp;

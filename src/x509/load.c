@@ -16,13 +16,13 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct tg_x509_api *loaded;
 static char load_err[3 * PATH_MAX];
 
-/* The directory of the running executable ("" when /proc/self/exe cannot be read). */
+/* The directory of the running executable ("" when /proc/self/exe cannot be read whole). */
 static void exe_dir(char *dir, size_t len)
 {
-    ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+    ssize_t n = readlink("/proc/self/exe", dir, len);
     char *slash;
 
-    if (n <= 0) {
+    if (n <= 0 || (size_t)n >= len) {
         dir[0] = '\0';
         return;
     }
@@ -35,44 +35,52 @@ static void exe_dir(char *dir, size_t len)
 static const struct tg_x509_api *load_locked(void)
 {
     static const char *const where[] = {"/", "/../lib/trainguard/"};
-    char dir[PATH_MAX], path[PATH_MAX + 64], first[PATH_MAX + 64] = "";
-    const char *why = "not found";
-    const struct tg_x509_api *api;
+    char dir[PATH_MAX], path[PATH_MAX + 64], tried[2 * PATH_MAX + 512] = "";
+    const struct tg_x509_api *api = NULL;
     void *h = NULL;
+    size_t used = 0;
 
     exe_dir(dir, sizeof(dir));
     if (!dir[0]) {
         snprintf(load_err, sizeof(load_err),
-                 "cannot find " TG_X509_SO ": /proc/self/exe is not readable");
+                 "cannot find " TG_X509_SO ": the path of this executable cannot be read from "
+                 "/proc/self/exe (is /proc mounted?)");
         return NULL;
     }
+    /* Each candidate and why it failed, for the message: "PATH (not found); PATH (why)". */
     for (size_t i = 0; i < sizeof(where) / sizeof(where[0]) && !h; i++) {
+        const char *why = "not found";
         snprintf(path, sizeof(path), "%s%s" TG_X509_SO, dir, where[i]);
-        if (i == 0)
-            snprintf(first, sizeof(first), "%s", path);
-        if (access(path, F_OK) < 0)
-            continue;
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-            why = dlerror();
+        if (access(path, F_OK) == 0) {
+            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            why = h ? NULL : dlerror();
+        }
+        if (why && used < sizeof(tried))
+            used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s (%s)", i ? "; " : "",
+                                     path, why);
     }
     if (!h) {
         snprintf(load_err, sizeof(load_err),
-                 "cannot load %s (%s): trainguard keeps OpenSSL in that file, which must be "
-                 "installed beside the binary or in %s/../lib/trainguard/",
-                 first, why, dir);
+                 "cannot load trainguard's OpenSSL part, " TG_X509_SO ", which must be installed "
+                 "beside the binary or in ../lib/trainguard/: %s",
+                 tried);
         return NULL;
     }
     api = dlsym(h, "tg_x509_api");
-    if (!api || api->abi != TG_X509_ABI || api->size != sizeof(*api)) {
+    if (!api) {
+        snprintf(load_err, sizeof(load_err), "%s: %s", path, dlerror());
+    } else if (api->abi != TG_X509_ABI || api->size != sizeof(*api) ||
+               api->info_size != sizeof(struct tg_tls_info) ||
+               api->opts_size != sizeof(struct tg_certs_opts)) {
         snprintf(load_err, sizeof(load_err),
-                 "%s does not belong to this trainguard build (ABI %u, expected %u): install "
-                 "the one built with it",
-                 path, api ? api->abi : 0, TG_X509_ABI);
-        dlclose(h);
-        return NULL;
+                 "%s was built from other sources than this trainguard (ABI %u, expected %u): "
+                 "install the " TG_X509_SO " built with this binary",
+                 path, api->abi, TG_X509_ABI);
+        api = NULL;
     }
-    return api; /* the handle stays open for the life of the process */
+    if (!api)
+        dlclose(h);
+    return api; /* on success the handle stays open for the life of the process */
 }
 
 const struct tg_x509_api *tg_x509(char *err, size_t errlen)

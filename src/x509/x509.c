@@ -500,11 +500,18 @@ out:
     return ret;
 }
 
+static const char *openssl_version(void)
+{
+    return OpenSSL_version(OPENSSL_VERSION);
+}
+
 /* The one symbol the object exports (-fvisibility=hidden hides the rest). */
 __attribute__((visibility("default"))) const struct tg_x509_api tg_x509_api = {
     .abi = TG_X509_ABI,
     .size = sizeof(struct tg_x509_api),
-    .openssl = OPENSSL_VERSION_TEXT,
+    .info_size = sizeof(struct tg_tls_info),
+    .opts_size = sizeof(struct tg_certs_opts),
+    .openssl_version = openssl_version,
     .check_pair = check_pair,
     .make = make,
     .release = release,

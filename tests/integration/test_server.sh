@@ -124,7 +124,7 @@ timeout 10 "$WORK/lonely/trainguard" serve --listen 127.0.0.1:0 --probe-listen 1
     --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" >/dev/null 2>"$WORK/lonely.err"
 expect "missing trainguard-x509.so exits 1" "$?" "1"
 expect_grep "... naming the file it looked for" \
-    "cannot load $WORK/lonely/trainguard-x509.so \\(not found\\)" "$WORK/lonely.err"
+    "$WORK/lonely/trainguard-x509.so \\(not found\\)" "$WORK/lonely.err"
 
 # ---- the main server ------------------------------------------------------------------------
 # Certificates are read through a symlink that is swapped, as a Secret volume does.

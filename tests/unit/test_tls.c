@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -360,6 +361,81 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
 }
 END_TEST
 
+/* ---- the checker process ------------------------------------------------------------------ */
+
+/* A checker script in the test directory; "$REAL" runs the real one (this binary). */
+static void set_script_checker(const char *body, int timeout_ms)
+{
+    char path[160], real[512], text[1024];
+    ssize_t n = readlink("/proc/self/exe", real, sizeof(real) - 1);
+
+    ck_assert_int_gt(n, 0);
+    real[n] = '\0';
+    snprintf(path, sizeof(path), "%s/checker.sh", dir);
+    snprintf(text, sizeof(text), "#!/bin/sh\nREAL='%s'\n%s\n", real, body);
+    write_file(path, text);
+    ck_assert_int_eq(chmod(path, 0700), 0);
+    tg_tls_set_checker(path, timeout_ms);
+}
+
+static void checker_teardown(void)
+{
+    char path[160];
+
+    tg_tls_set_checker(NULL, 0);
+    snprintf(path, sizeof(path), "%s/checker.sh", dir);
+    unlink(path);
+    files_teardown();
+}
+
+/* A check that fails to run says why, keeps the served pair, and is not held against the
+ * files: the same bytes are checked again at the next reload and then swapped in. */
+START_TEST(failed_checks_keep_the_pair_and_are_retried)
+{
+    static const struct {
+        const char *script, *says;
+    } cases[] = {
+        {"exit 3", "gave no answer (exit status 3)"},
+        {"kill -SEGV $$", "crashed (signal 11)"},
+        {"exec sleep 5", "did not finish within 300 ms"},
+        /* a rotation landing between the server's read and the checker's */
+        {"printf '\\n' >> \"$3\"\nexec \"$REAL\" \"$@\"", "changed during the check"},
+    };
+    struct tg_tls_info info;
+    char err[512];
+
+    write_file(crt_path, good.cert);
+    write_file(key_path, good.key);
+    ck_assert_int_eq(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
+    long long first = tg_tls_not_after();
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_file(crt_path, other.cert);
+        write_file(key_path, other.key);
+        set_script_checker(cases[i].script, 300);
+        time_t t0 = time(NULL);
+        ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EAGAIN);
+        ck_assert_msg(strstr(err, cases[i].says), "case %zu: %s", i, err);
+        ck_assert_int_le(time(NULL) - t0, 3);
+        ck_assert_int_eq(tg_tls_not_after(), first);
+        tg_tls_set_checker(NULL, 0);
+        ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 1);
+        ck_assert_int_gt(tg_tls_not_after(), first);
+        /* back to the first pair for the next case */
+        write_file(crt_path, good.cert);
+        write_file(key_path, good.key);
+        ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 1);
+        ck_assert_int_eq(tg_tls_not_after(), first);
+    }
+    /* A checker that cannot be started at all. */
+    tg_tls_set_checker("/nonexistent/trainguard", 300);
+    write_file(crt_path, other.cert);
+    write_file(key_path, other.key);
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EAGAIN);
+    ck_assert_ptr_nonnull(strstr(err, "cannot start the certificate check"));
+    ck_assert_int_eq(tg_tls_not_after(), first);
+}
+END_TEST
+
 START_TEST(retired_pairs_are_freed_after_the_grace_period)
 {
     struct tg_tls_info info;
@@ -429,6 +505,12 @@ Suite *tg_test_tls_suite(void)
     tcase_add_test(tc, retired_pairs_are_freed_after_the_grace_period);
     tcase_add_test(tc, callback_without_a_pair_fails);
     tcase_add_test(tc, client_verification_without_a_session_is_refused);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("checker");
+    tcase_add_checked_fixture(tc, files_setup, checker_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, failed_checks_keep_the_pair_and_are_retried);
     suite_add_tcase(s, tc);
     return s;
 }
