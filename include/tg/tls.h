@@ -53,7 +53,7 @@ int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info 
  * errno with the reason in err and keeps the current pair; the same bad bytes are reported once
  * (later calls return 0) unless force. When the check itself failed (it could not start, timed
  * out, crashed, or the files changed meanwhile) it returns -EAGAIN, keeps the current pair and
- * tries the same bytes again next time. */
+ * tries the same bytes again next time; -EINTR when a pending SIGTERM or SIGINT cut it short. */
 int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen);
 
 /* notAfter of the pair in use (unix seconds), 0 before init. */

@@ -545,6 +545,8 @@ static void reload_certificate(bool force)
         tg_metrics_cert_reload(TG_RESULT_SUCCESS);
         tg_metrics_cert_expiry(info.not_after);
         log_cert("serving certificate reloaded", &info);
+    } else if (rc == -EINTR) {
+        tg_log(TG_LOG_INFO, "%s", err); /* stopping: not a failure */
     } else if (rc == -EAGAIN) {
         tg_metrics_cert_reload(TG_RESULT_FAILURE);
         tg_log(TG_LOG_ERROR,

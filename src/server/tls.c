@@ -225,7 +225,8 @@ struct check_reply {
     unsigned int magic;
     unsigned int size;
     int rc;
-    unsigned long long fingerprint; /* of the bytes it checked */
+    int read_ok;                    /* both files were read (fingerprint is set) */
+    unsigned long long fingerprint; /* of the bytes it read */
     struct tg_tls_info info;
     char err[512];
 };
@@ -274,6 +275,7 @@ int tg_tls_check_main(int argc, char **argv)
     if (rep.rc == 0)
         rep.rc = tg_tls_read_file(argv[3], &k, &kl, rep.err, sizeof(rep.err));
     if (rep.rc == 0) {
+        rep.read_ok = 1;
         rep.fingerprint = fnv1a(k, kl, fnv1a(c, cl, FNV_BASIS));
         rep.rc = tg_tls_check_pair(argv[2], c, cl, argv[3], k, kl, time(NULL), &rep.info, rep.err,
                                    sizeof(rep.err));
@@ -304,29 +306,83 @@ static const char *checker_path(void)
     return checker;
 }
 
-/* Waits for the reply on fd until the deadline, in slices, so that a SIGTERM or SIGINT that
- * arrives meanwhile (blocked here, taken by the caller's sigtimedwait) is not kept waiting for
- * the whole timeout. 1 ready, 0 timed out, -EINTR when asked to stop, other -errno. */
-static int wait_reply(int fd)
+static bool stop_pending(void)
 {
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int left = check_timeout_ms;
     sigset_t pending;
 
-    while (left > 0) {
-        int slice = left < 200 ? left : 200;
-        int r = poll(&pfd, 1, slice);
-        if (r > 0)
-            return 1;
+    return sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
+/* Reads the reply from fd (non-blocking) until it is whole, the child closes its end, or the
+ * deadline passes; in 200 ms slices, so that a SIGTERM or SIGINT arriving meanwhile (blocked
+ * here, taken by the caller's sigtimedwait) is not kept waiting. 1 whole, 0 timed out, -EPIPE
+ * closed early, -EINTR asked to stop, other -errno. */
+static int read_reply(int fd, struct check_reply *rep)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    size_t got = 0;
+    int left = check_timeout_ms;
+
+    while (got < sizeof(*rep)) {
+        int slice = left < 200 ? left : 200, r;
+        if (left <= 0)
+            return 0;
+        if (stop_pending())
+            return -EINTR;
+        r = poll(&pfd, 1, slice);
         if (r < 0 && errno != EINTR)
             return -errno;
         if (r == 0)
             left -= slice;
-        if (sigpending(&pending) == 0 &&
-            (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1))
-            return -EINTR;
+        if (r <= 0)
+            continue;
+        ssize_t n = read(fd, (char *)rep + got, sizeof(*rep) - got);
+        if (n > 0)
+            got += (size_t)n;
+        else if (n == 0)
+            return -EPIPE;
+        else if (errno != EINTR && errno != EAGAIN)
+            return -errno;
     }
-    return 0;
+    return 1;
+}
+
+/* Starts the checker with stdout on out_w; 0 or a positive error number (posix_spawn style). */
+static int spawn_checker(pid_t *pid, int out_w)
+{
+    char *const argv[] = {(char *)"trainguard", (char *)TG_TLS_CHECK_COMMAND, cert_file, key_file,
+                          NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, deflt;
+    int r;
+
+    sigemptyset(&none);
+    sigemptyset(&deflt);
+    sigaddset(&deflt, SIGPIPE);
+    sigaddset(&deflt, SIGTERM);
+    sigaddset(&deflt, SIGINT);
+    sigaddset(&deflt, SIGHUP);
+    if ((r = posix_spawn_file_actions_init(&fa)) != 0)
+        return r;
+    if ((r = posix_spawnattr_init(&attr)) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return r;
+    }
+    if (!(r = posix_spawn_file_actions_adddup2(&fa, out_w, STDOUT_FILENO)) &&
+        !(r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) &&
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+        /* whatever this process inherited without O_CLOEXEC stays out of the child */
+        !(r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1)) &&
+#endif
+        !(r = posix_spawnattr_setsigmask(&attr, &none)) &&
+        !(r = posix_spawnattr_setsigdefault(&attr, &deflt)) &&
+        !(r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)))
+        r = posix_spawn(pid, checker_path(), &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return r;
 }
 
 /* Checks the serving files in a child process: this binary again, which loads
@@ -334,92 +390,80 @@ static int wait_reply(int fd)
  * of resident memory otherwise, /proc/PID/smaps under load), and a certificate that crashed
  * OpenSSL would take down the child only. The child reads the files again and returns the
  * fingerprint of what it read: a rotation landing between the two reads is caught. Failures of
- * the check itself (cannot start it, timeout, crash, files changed) return -EAGAIN: nothing is
- * known about the files, so the next reload tries again. */
+ * the check itself (it cannot start, times out, crashes, answers garbage, cannot read the files,
+ * or read other bytes) return -EAGAIN: nothing is known about the bytes the server holds, so the
+ * next reload tries again. -EINTR when a SIGTERM or SIGINT came meanwhile. */
 static int check_pair_isolated(unsigned long long fingerprint, struct tg_tls_info *info, char *err,
                                size_t errlen)
 {
-    char *const argv[] = {(char *)"trainguard", (char *)TG_TLS_CHECK_COMMAND, cert_file, key_file,
-                          NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
     struct check_reply rep;
-    sigset_t none, deflt;
-    int out[2], status = 0, r, ready;
+    int out[2], status = 0, r;
     pid_t pid;
-    bool ok = false;
 
     memset(info, 0, sizeof(*info));
-    if (pipe2(out, O_CLOEXEC) < 0) {
-        snprintf(err, errlen, "cannot start the certificate check: pipe: %s", strerror(errno));
+    memset(&rep, 0, sizeof(rep));
+    if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0) {
+        snprintf(err, errlen, "%s: cannot start the certificate check: pipe: %s", cert_file,
+                 strerror(errno));
         return -EAGAIN;
     }
-    sigemptyset(&none);
-    sigemptyset(&deflt);
-    sigaddset(&deflt, SIGPIPE);
-    sigaddset(&deflt, SIGTERM);
-    sigaddset(&deflt, SIGINT);
-    sigaddset(&deflt, SIGHUP);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &deflt);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    r = posix_spawn(&pid, checker_path(), &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    /* the child's end blocks as usual */
+    r = fcntl(out[1], F_SETFL, 0) < 0 ? errno : spawn_checker(&pid, out[1]);
     close(out[1]);
     if (r != 0) {
         close(out[0]);
-        snprintf(err, errlen, "cannot start the certificate check (%s): %s", checker_path(),
-                 strerror(r));
+        snprintf(err, errlen, "%s: cannot start the certificate check (%s): %s", cert_file,
+                 checker_path(), strerror(r));
         return -EAGAIN;
     }
-    ready = wait_reply(out[0]);
-    if (ready > 0) {
-        ssize_t n;
-        size_t got = 0;
-        while (got < sizeof(rep)) {
-            n = read(out[0], (char *)&rep + got, sizeof(rep) - got);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
-        ok = got == sizeof(rep) && rep.magic == REPLY_MAGIC && rep.size == sizeof(rep);
-    }
-    if (!ok)
-        kill(pid, SIGKILL); /* no reply: it has nothing more to say */
+    int got = read_reply(out[0], &rep);
     close(out[0]);
+    /* Whatever it did, the child has nothing left to do: a lingering one must not hold us. */
+    kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (!ok) {
-        if (ready == -EINTR)
-            snprintf(err, errlen, "certificate check abandoned: the server is stopping");
-        else if (ready == 0)
-            snprintf(err, errlen, "the certificate check did not finish within %d ms",
-                     check_timeout_ms);
-        else if (ready < 0)
-            snprintf(err, errlen, "waiting for the certificate check: %s", strerror(-ready));
-        else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-            snprintf(err, errlen, "the certificate check crashed (signal %d)", WTERMSIG(status));
-        else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) /* exec failed in the child */
-            snprintf(err, errlen, "cannot start the certificate check (%s): exit status 127",
-                     checker_path());
-        else
-            snprintf(err, errlen, "the certificate check gave no answer (exit status %d)",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (got == -EINTR) {
+        snprintf(err, errlen, "%s: certificate check abandoned: the server is stopping", cert_file);
+        return -EINTR;
+    }
+    if (got == 0) {
+        snprintf(err, errlen, "%s: the certificate check did not finish within %d ms", cert_file,
+                 check_timeout_ms);
         return -EAGAIN;
     }
-    if (rep.rc == 0 && rep.fingerprint != fingerprint) {
-        snprintf(err, errlen, "%s or %s changed during the check: trying again at the next reload",
-                 cert_file, key_file);
+    if (got < 0) { /* closed early: how did it end? */
+        if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+            snprintf(err, errlen, "%s: the certificate check crashed (signal %d)", cert_file,
+                     WTERMSIG(status));
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) /* exec failed */
+            snprintf(err, errlen, "%s: cannot start the certificate check (%s): exit status 127",
+                     cert_file, checker_path());
+        else if (WIFEXITED(status))
+            snprintf(err, errlen, "%s: the certificate check gave no answer (exit status %d)",
+                     cert_file, WEXITSTATUS(status));
+        else
+            snprintf(err, errlen, "%s: the certificate check gave no answer (%s)", cert_file,
+                     got == -EPIPE ? "killed" : strerror(-got));
+        return -EAGAIN;
+    }
+    if (rep.magic != REPLY_MAGIC || rep.size != sizeof(rep)) {
+        snprintf(err, errlen,
+                 "%s: the certificate check answered in another format (%s replaced by another "
+                 "build?)",
+                 cert_file, checker_path());
         return -EAGAIN;
     }
     rep.err[sizeof(rep.err) - 1] = '\0';
+    rep.info.subject[sizeof(rep.info.subject) - 1] = '\0';
+    rep.info.sans[sizeof(rep.info.sans) - 1] = '\0';
+    if (!rep.read_ok) {
+        snprintf(err, errlen, "the certificate check could not read the files: %s", rep.err);
+        return -EAGAIN;
+    }
+    if (rep.fingerprint != fingerprint) {
+        snprintf(err, errlen, "%s or %s changed during the certificate check", cert_file, key_file);
+        return -EAGAIN;
+    }
     *info = rep.info;
     snprintf(err, errlen, "%s", rep.err);
     return rep.rc < 0 ? rep.rc : 0;
@@ -427,14 +471,14 @@ static int check_pair_isolated(unsigned long long fingerprint, struct tg_tls_inf
 
 /* Reads and checks the files; on success returns a new pair (not yet published). */
 static struct tls_pair *load_pair(struct tg_tls_info *info, unsigned long long *fingerprint,
-                                  bool *unchanged, bool *transient, char *err, size_t errlen)
+                                  bool *unchanged, int *transient, char *err, size_t errlen)
 {
     char *c = NULL, *k = NULL;
     size_t cl = 0, kl = 0;
     int rc;
 
     *unchanged = false;
-    *transient = false;
+    *transient = 0; /* or the -errno of a check that could not be done */
     *fingerprint = 0;
     rc = tg_tls_read_file(cert_file, &c, &cl, err, errlen);
     if (rc == 0)
@@ -452,7 +496,8 @@ static struct tls_pair *load_pair(struct tg_tls_info *info, unsigned long long *
         goto fail;
     rc = check_pair_isolated(*fingerprint, info, err, errlen);
     if (rc < 0) {
-        *transient = rc == -EAGAIN;
+        if (rc == -EAGAIN || rc == -EINTR)
+            *transient = rc;
         goto fail;
     }
     return pair_new(c, cl, k, kl, info->not_after, err, errlen);
@@ -465,19 +510,25 @@ fail:
 int tg_tls_init(const char *cert_path, const char *key_path, struct tg_tls_info *info, char *err,
                 size_t errlen)
 {
+    int rc;
+
     if (snprintf(cert_file, sizeof(cert_file), "%s", cert_path) >= (int)sizeof(cert_file) ||
         snprintf(key_file, sizeof(key_file), "%s", key_path) >= (int)sizeof(key_file)) {
         snprintf(err, errlen, "certificate or key path too long");
         return -ENAMETOOLONG;
     }
     tg_tls_shutdown();
-    return tg_tls_reload(true, info, err, errlen) == 1 ? 0 : -EINVAL;
+    rc = tg_tls_reload(true, info, err, errlen);
+    if (rc == -EAGAIN) /* a check that could not be done (a rotation racing the start): once more */
+        rc = tg_tls_reload(true, info, err, errlen);
+    return rc == 1 ? 0 : rc == -EINTR ? -EINTR : -EINVAL;
 }
 
 int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen)
 {
     unsigned long long fp;
-    bool unchanged, transient;
+    bool unchanged;
+    int transient;
     struct tls_pair *p, *dead;
     time_t now = time(NULL);
 
@@ -489,7 +540,7 @@ int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen
         if (transient) { /* nothing learnt about these bytes: report, and retry next time */
             pthread_mutex_unlock(&tls_lock);
             free_list(dead);
-            return -EAGAIN;
+            return transient;
         }
         if (!unchanged) {
             have_bad = true;

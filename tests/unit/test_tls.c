@@ -2,6 +2,8 @@
  * certificates made in the test with OpenSSL's API. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,7 +401,12 @@ START_TEST(failed_checks_keep_the_pair_and_are_retried)
         {"kill -SEGV $$", "crashed (signal 11)"},
         {"exec sleep 5", "did not finish within 300 ms"},
         /* a rotation landing between the server's read and the checker's */
-        {"printf '\\n' >> \"$3\"\nexec \"$REAL\" \"$@\"", "changed during the check"},
+        {"printf '\\n' >> \"$3\"\nexec \"$REAL\" \"$@\"", "changed during the certificate check"},
+        /* the child cannot read what the server could */
+        {"exec \"$REAL\" \"$1\" /nonexistent/tls.crt \"$3\"",
+         "could not read the files: /nonexistent/tls.crt: cannot open"},
+        /* an answer of the wrong shape (another build) */
+        {"head -c 4096 /dev/zero", "answered in another format"},
     };
     struct tg_tls_info info;
     char err[512];
@@ -433,6 +440,55 @@ START_TEST(failed_checks_keep_the_pair_and_are_retried)
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EAGAIN);
     ck_assert_ptr_nonnull(strstr(err, "cannot start the certificate check"));
     ck_assert_int_eq(tg_tls_not_after(), first);
+}
+END_TEST
+
+/* A checker that answers and then lingers does not hold the reload: it is killed once it has
+ * answered. */
+START_TEST(a_lingering_checker_does_not_hold_the_reload)
+{
+    struct tg_tls_info info;
+    char err[512];
+
+    write_file(crt_path, good.cert);
+    write_file(key_path, good.key);
+    ck_assert_int_eq(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
+    write_file(crt_path, other.cert);
+    write_file(key_path, other.key);
+    set_script_checker("\"$REAL\" \"$@\"\nexec sleep 5", 4000);
+    time_t t0 = time(NULL);
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 1);
+    ck_assert_int_le(time(NULL) - t0, 2);
+}
+END_TEST
+
+/* A SIGTERM pending (blocked, as the server blocks it for its signal loop) cuts a slow check
+ * short, and is left for the signal loop to take. */
+START_TEST(a_pending_sigterm_abandons_the_check)
+{
+    struct tg_tls_info info;
+    char err[512];
+    sigset_t term, old;
+    struct timespec zero = {0, 0};
+
+    write_file(crt_path, good.cert);
+    write_file(key_path, good.key);
+    ck_assert_int_eq(tg_tls_init(crt_path, key_path, &info, err, sizeof(err)), 0);
+    long long first = tg_tls_not_after();
+    write_file(crt_path, other.cert);
+    write_file(key_path, other.key);
+    set_script_checker("exec sleep 5", 8000);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+    ck_assert_int_eq(raise(SIGTERM), 0);
+    time_t t0 = time(NULL);
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EINTR);
+    ck_assert_int_le(time(NULL) - t0, 2);
+    ck_assert_ptr_nonnull(strstr(err, "the server is stopping"));
+    ck_assert_int_eq(tg_tls_not_after(), first);
+    ck_assert_int_eq(sigtimedwait(&term, NULL, &zero), SIGTERM); /* still there for the loop */
+    ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
 }
 END_TEST
 
@@ -511,6 +567,8 @@ Suite *tg_test_tls_suite(void)
     tcase_add_checked_fixture(tc, files_setup, checker_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, failed_checks_keep_the_pair_and_are_retried);
+    tcase_add_test(tc, a_lingering_checker_does_not_hold_the_reload);
+    tcase_add_test(tc, a_pending_sigterm_abandons_the_check);
     suite_add_tcase(s, tc);
     return s;
 }
