@@ -1,6 +1,5 @@
 /* tls.c -- serving certificate: OpenSSL checks (in a child process), a GnuTLS snapshot swapped on
  * reload, and client certificate verification for --client-ca-file. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
