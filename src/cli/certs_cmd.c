@@ -16,11 +16,6 @@
 #include "tg/patch.h"
 #include "tg/x509.h"
 
-struct pem {
-    char *data;
-    size_t len;
-};
-
 static const char *const file_names[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
 #define NFILES (sizeof(file_names) / sizeof(file_names[0]))
 _Static_assert(NFILES == TG_X509_NPEM, "file_names[] follows the TG_X509_* order");
@@ -211,7 +206,7 @@ static int write_all(int fd, const char *data, size_t len)
 /* Writes one file. Without force it is created with O_EXCL, so an existing file is never touched.
  * With force a temporary file is made next to it (mkstemp: O_EXCL, mode 0600 from the start) and
  * renamed over the old one, so a reader sees either the old or the new file, never half of one. */
-static int write_file(const char *dir, const char *name, const struct pem *p, bool secret,
+static int write_file(const char *dir, const char *name, const char *data, size_t len, bool secret,
                       bool force, char *err, size_t errlen)
 {
     char path[PATH_MAX], tmp[PATH_MAX];
@@ -238,7 +233,7 @@ static int write_file(const char *dir, const char *name, const struct pem *p, bo
     if (force && !secret && fchmod(fd, 0644) < 0)
         ret = -errno;
     if (!ret)
-        ret = write_all(fd, p->data, p->len);
+        ret = write_all(fd, data, len);
     if (close(fd) < 0 && !ret)
         ret = -errno;
     if (!ret && force && rename(tmp, path) < 0)
@@ -280,7 +275,6 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
 {
     const struct tg_x509_api *api;
     struct tg_x509_pems pems;
-    struct pem files[NFILES];
     int ret;
 
     if (ca_bundle)
@@ -295,15 +289,10 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
         return ret;
     if ((ret = api->make(o, &pems, err, errlen)) < 0)
         return ret;
-    /* file_names[] and TG_X509_* share one order */
-    for (size_t i = 0; i < NFILES; i++) {
-        files[i].data = pems.data[i];
-        files[i].len = pems.len[i];
-    }
     for (size_t i = 0; i < NFILES; i++) {
         bool secret = i == TG_X509_CA_KEY || i == TG_X509_TLS_KEY;
-        if ((ret = write_file(o->out_dir, file_names[i], &files[i], secret, o->force, err,
-                              errlen)) < 0) {
+        if ((ret = write_file(o->out_dir, file_names[i], pems.data[i], pems.len[i], secret,
+                              o->force, err, errlen)) < 0) {
             /* without --force the files written so far are this run's own (O_EXCL): remove them
              * so that a retry is not refused; with --force they replaced good files already */
             while (!o->force && i-- > 0)
@@ -312,8 +301,8 @@ int tg_certs_generate(const struct tg_certs_opts *o, char **ca_bundle, char *err
         }
     }
     if (ca_bundle &&
-        !(*ca_bundle = tg_base64_encode((const unsigned char *)files[TG_X509_CA_CRT].data,
-                                        files[TG_X509_CA_CRT].len))) {
+        !(*ca_bundle = tg_base64_encode((const unsigned char *)pems.data[TG_X509_CA_CRT],
+                                        pems.len[TG_X509_CA_CRT]))) {
         snprintf(err, errlen, "out of memory");
         ret = -ENOMEM;
     }
