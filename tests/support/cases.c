@@ -1,5 +1,6 @@
 /* cases.c -- runs the YAML case files of tests/fixtures/<family>/cases.yaml through the real
  * review decoder and pipeline, and checks findings, verdicts and patches. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,4 +377,27 @@ void tg_run_policy_case(const struct tg_policy_case *pc, const char *prefix)
     tg_review_release(&rv);
     json_decref(obj);
     tg_policy_unref(pol);
+}
+
+int tg_each_golden_request(void (*fn)(const char *body, size_t len, void *arg), void *arg)
+{
+    DIR *d = opendir("fixtures/reviews");
+    struct dirent *e;
+    int n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char path[512], err[256];
+        size_t len;
+        if (!strstr(e->d_name, ".request.json"))
+            continue;
+        snprintf(path, sizeof(path), "fixtures/reviews/%s", e->d_name);
+        char *body = tg_read_file(path, 8u << 20, &len, err, sizeof(err));
+        ck_assert_msg(body != NULL, "%s", err);
+        fn(body, len, arg);
+        free(body);
+        n++;
+    }
+    closedir(d);
+    return n;
 }

@@ -28,4 +28,8 @@ struct tg_policy_case {
 };
 void tg_run_policy_case(const struct tg_policy_case *pc, const char *prefix);
 
+/* Calls fn with the body of every golden request (tests/fixtures/reviews/<name>.request.json,
+ * read relative to tests/); returns how many there were. */
+int tg_each_golden_request(void (*fn)(const char *body, size_t len, void *arg), void *arg);
+
 #endif

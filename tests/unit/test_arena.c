@@ -1,10 +1,10 @@
 /* test_arena.c -- the request arena changes no answer, keeps one block between requests, and
  * leaves values made outside a request to malloc and free. */
 #include <check.h>
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cases.h"
 #include "tg/admission.h"
 #include "tg/arena.h"
 #include "tg/yaml_json.h"
@@ -19,37 +19,29 @@ static char *answer(struct tg_policy *pol, const char *body, size_t len, bool mu
     return copy;
 }
 
+/* One golden request answered without and with the arena, on both endpoints: same bytes. */
+static void same_with_arena(const char *body, size_t len, void *arg)
+{
+    struct tg_policy *pol = arg;
+
+    for (int m = 0; m < 2; m++) {
+        int s1, s2;
+        char *plain = answer(pol, body, len, m, &s1);
+        tg_arena_install();
+        char *arena = answer(pol, body, len, m, &s2);
+        json_set_alloc_funcs(malloc, free);
+        ck_assert_int_eq(s1, s2);
+        ck_assert_str_eq(plain, arena);
+        free(plain);
+        free(arena);
+    }
+}
+
 START_TEST(arena_gives_the_same_answers_on_every_golden_request)
 {
     struct tg_policy *pol = tg_policy_new_default();
     json_t *before = json_pack("{s:[s, i]}", "made", "before the arena", 1);
-    DIR *d = opendir("fixtures/reviews");
-    struct dirent *e;
-    int n = 0;
-    ck_assert_ptr_nonnull(d);
-    while ((e = readdir(d))) {
-        char path[512], err[256];
-        size_t len;
-        if (!strstr(e->d_name, ".request.json"))
-            continue;
-        snprintf(path, sizeof(path), "fixtures/reviews/%s", e->d_name);
-        char *body = tg_read_file(path, 8u << 20, &len, err, sizeof(err));
-        ck_assert_msg(body != NULL, "%s", err);
-        for (int m = 0; m < 2; m++) {
-            int s1, s2;
-            char *plain = answer(pol, body, len, m, &s1);
-            tg_arena_install();
-            char *arena = answer(pol, body, len, m, &s2);
-            json_set_alloc_funcs(malloc, free);
-            ck_assert_int_eq(s1, s2);
-            ck_assert_str_eq(plain, arena);
-            free(plain);
-            free(arena);
-        }
-        free(body);
-        n++;
-    }
-    closedir(d);
+    int n = tg_each_golden_request(same_with_arena, pol);
     ck_assert_int_gt(n, 10);
     /* One block is kept for the next request, whatever the largest request needed. */
     ck_assert_uint_le(tg_arena_retained(), 256 * 1024);

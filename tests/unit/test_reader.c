@@ -1,10 +1,10 @@
 /* test_reader.c -- the request reader accepts and rejects what jansson does, and builds jansson's
  * tree minus the members the rules never read (differential, over crafted inputs and fixtures). */
 #include <check.h>
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cases.h"
 #include "tg/reader.h"
 #include "tg/yaml_json.h"
 
@@ -160,27 +160,21 @@ START_TEST(reader_matches_jansson_on_depth_limits)
 }
 END_TEST
 
+/* A golden request and every prefix of it (all invalid) against jansson. */
+static void differential_with_prefixes(const char *body, size_t len, void *arg)
+{
+    int *accepted = arg;
+
+    *accepted += differential(body, len);
+    for (size_t cut = 0; cut < len; cut += 1 + len / 50)
+        differential(body, cut);
+}
+
 START_TEST(reader_matches_jansson_on_every_golden_request)
 {
-    DIR *d = opendir("fixtures/reviews");
-    struct dirent *e;
     int accepted = 0;
-    ck_assert_ptr_nonnull(d);
-    while ((e = readdir(d))) {
-        char path[512], err[256];
-        size_t len;
-        if (!strstr(e->d_name, ".request.json"))
-            continue;
-        snprintf(path, sizeof(path), "fixtures/reviews/%s", e->d_name);
-        char *buf = tg_read_file(path, 8u << 20, &len, err, sizeof(err));
-        ck_assert_msg(buf != NULL, "%s", err);
-        accepted += differential(buf, len);
-        /* Every prefix of a valid body is invalid for both. */
-        for (size_t cut = 0; cut < len; cut += 1 + len / 50)
-            differential(buf, cut);
-        free(buf);
-    }
-    closedir(d);
+
+    ck_assert_int_gt(tg_each_golden_request(differential_with_prefixes, &accepted), 5);
     ck_assert_int_gt(accepted, 5);
 }
 END_TEST
