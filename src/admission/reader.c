@@ -411,9 +411,11 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
         goto done;
     }
     for (;;) {
-        size_t klen;
-        bool skip;
+        size_t klen = 0;
+        bool skip = false;
+        enum ctx cc = CTX_OTHER;
         json_t *child = NULL;
+        char keybuf[128], *key = NULL;
         skip_ws(r);
         if (r->p >= r->end || *r->p != '"') {
             fail(r, r->p, "string or '}' expected");
@@ -421,31 +423,19 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
         }
         /* Keys are decoded when the value is built or the context depends on them; inside a
          * skipped value (never built, always CTX_OTHER) they are only validated. */
-        if (!build && ctx == CTX_OTHER) {
-            if (read_string(r, NULL) < 0)
-                goto bad;
-            skip_ws(r);
-            if (r->p >= r->end || *r->p != ':') {
-                fail(r, r->p, "':' expected");
+        bool decode = build || ctx != CTX_OTHER;
+        if (read_string(r, decode ? &klen : NULL) < 0)
+            goto bad;
+        if (decode) {
+            key = klen < sizeof(keybuf) ? keybuf : strdup(r->scratch);
+            if (!key) {
+                fail(r, r->p, "out of memory");
                 goto bad;
             }
-            r->p++;
-            skip_ws(r);
-            if (read_value(r, CTX_OTHER, false, &child) < 0)
-                goto bad;
-            goto next;
+            if (key == keybuf)
+                memcpy(keybuf, r->scratch, klen + 1);
+            cc = child_ctx(r, ctx, key, &skip);
         }
-        if (read_string(r, &klen) < 0)
-            goto bad;
-        char keybuf[128];
-        char *key = klen < sizeof(keybuf) ? keybuf : strdup(r->scratch);
-        if (!key) {
-            fail(r, r->p, "out of memory");
-            goto bad;
-        }
-        if (key == keybuf)
-            memcpy(keybuf, r->scratch, klen + 1);
-        enum ctx cc = child_ctx(r, ctx, key, &skip);
         skip_ws(r);
         int rc = -1;
         if (r->p >= r->end || *r->p != ':')
@@ -455,15 +445,15 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
             skip_ws(r);
             rc = read_value(r, cc, build && !skip, &child);
         }
+        /* a child is only built when build is set, and then the key was decoded */
         if (rc == 0 && child && json_object_set_new_nocheck(obj, key, child)) {
             fail(r, r->p, "out of memory");
             rc = -1;
         }
-        if (key != keybuf)
+        if (key && key != keybuf)
             free(key);
         if (rc < 0)
             goto bad;
-    next:;
         int more = next_item(r, '}');
         if (more < 0)
             goto bad;
