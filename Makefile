@@ -25,7 +25,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wno-unused-parameter -Werror
 OPT ?= -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(PIC_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(PIC_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS) -pthread
 
 X509_SRC := src/x509/x509.c

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tg/cli.h"
+#include "tg/check_cmd.h"
 #include "tg/patch.h"
 #include "tg/pipeline.h"
 #include "tg/policy.h"
+#include "tg/policy_yaml.h"
 #include "tg/review.h"
+#include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
 /* A manifest file is kilobytes; a whole rendered chart a few MiB. 64 MiB stops a wrong file

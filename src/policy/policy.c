@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_yaml.h"
 
 static void free_strv(char **v, size_t n)
 {

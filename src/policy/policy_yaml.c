@@ -15,9 +15,10 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "tg/catalogue.h"
 #include "tg/instances.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_yaml.h"
 
 /* Generated from src/policy/default_policy.embed.yaml by scripts/embed.sh. */
 extern const char tg_embed_default_policy[];

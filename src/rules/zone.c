@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/obj.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
 #define PREFERRED "preferredDuringSchedulingIgnoredDuringExecution"
@@ -171,7 +173,7 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     if (ns.finite && ns.n == 0) {
         zp->state = PIN_CONFLICT;
         if (report)
-            tg_report(ev, "zone.conflict", nsp.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, nsp.field,
                       "nodeSelector names two different zones; no node has both: keep one");
         goto out;
     }
@@ -183,7 +185,7 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     if (aff.finite && aff.n == 0) {
         zp->state = PIN_CONFLICT;
         if (report)
-            tg_report(ev, "zone.conflict", affp.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, affp.field,
                       "the zone expressions of every term contradict each other: no node "
                       "matches; allow one zone");
         goto out;
@@ -191,7 +193,7 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     if (aff.finite && zp->zone && !tg_label_pin_has(&aff, zp->zone)) {
         zp->state = PIN_CONFLICT;
         if (report)
-            tg_report(ev, "zone.conflict", nsp.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, nsp.field,
                       "pins zone %s but required node affinity allows only %s: no node matches "
                       "both; keep one zone",
                       zp->zone, list);
@@ -211,7 +213,7 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
         tg_path_key(&szp, &szp, sz->key);
         if (sz->zone && zp->zone && strcmp(sz->zone, zp->zone)) {
             if (report)
-                tg_report(ev, "zone.conflict", szp.field,
+                tg_report(ev, TG_RULE_ZONE_CONFLICT, szp.field,
                           "selects nodes of zone %s (policy singleZoneNodeLabels) but the "
                           "template also pins zone %s; keep one zone",
                           sz->zone, zp->zone);
@@ -221,7 +223,7 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
         if (sz->zone && aff.finite && !tg_label_pin_has(&aff, sz->zone)) {
             zp->state = PIN_CONFLICT;
             if (report)
-                tg_report(ev, "zone.conflict", szp.field,
+                tg_report(ev, TG_RULE_ZONE_CONFLICT, szp.field,
                           "selects nodes of zone %s (policy singleZoneNodeLabels) but required "
                           "node affinity allows only %s; keep one zone",
                           sz->zone, list);
@@ -278,20 +280,20 @@ static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
 {
     if (zp->state == PIN_MULTIPLE) {
         if (zp->allowed[0])
-            tg_report(ev, "zone.multiple", zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_MULTIPLE, zp->field.field,
                       "allows zones %s; EFA cannot span zones: allow one (or add a required zone "
                       "pod affinity)",
                       zp->allowed);
         else
-            tg_report(ev, "zone.multiple", zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_MULTIPLE, zp->field.field,
                       "does not pin one zone in every term, and EFA cannot span zones: pin the "
                       "same zone in each term");
     } else if (zp->preferred) {
-        tg_report(ev, "zone.preferred-only", zp->pref_field.field,
+        tg_report(ev, TG_RULE_ZONE_PREFERRED_ONLY, zp->pref_field.field,
                   "the zone is only preferred, so pods may land in different zones, which EFA "
                   "cannot span; make it required");
     } else {
-        tg_report(ev, "zone.missing", t->spec_path.field[0] ? t->spec_path.field : "spec",
+        tg_report(ev, TG_RULE_ZONE_MISSING, t->spec_path.field[0] ? t->spec_path.field : "spec",
                   "requests EFA but is not pinned to one zone, and EFA does not cross zones: set "
                   "nodeSelector topology.kubernetes.io/zone or a required pod affinity on it");
     }
@@ -329,7 +331,7 @@ int tg_rules_zone(struct tg_eval *ev)
             ref = t;
             ref_zone = zp.zone;
         } else if (strcmp(ref_zone, zp.zone)) {
-            tg_report(ev, "zone.conflict", zp.field.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp.field.field,
                       "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
                       "pin all templates to one zone",
                       zp.zone, ref->role_name, ref_zone);

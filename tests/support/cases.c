@@ -7,6 +7,7 @@
 
 #include "support/cases.h"
 #include "tg/pipeline.h"
+#include "tg/policy_yaml.h"
 #include "tg/yaml_json.h"
 
 #define MAX_CASES 4096

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tg/cli.h"
+#include "tg/check_cmd.h"
 
 #define FIX "fixtures/yaml/"
 

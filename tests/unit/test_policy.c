@@ -14,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tg/cli.h"
+#include "tg/catalogue.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_cmd.h"
+#include "tg/policy_yaml.h"
+#include "tg/reload.h"
 
 #define FIX "fixtures/policy/"
 #define ERRLEN 8192
