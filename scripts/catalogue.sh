@@ -20,6 +20,7 @@ targets=(
     "docs/rules-efa-zone.md|rule table|rule-table efa zone"
     "docs/rules-mpi.md|rule table|rule-table mpi"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
+    "docs/rules-karpenter-slurm.md|rule table|rule-table karpenter slurm"
 )
 
 splice() { # file name content-file -> stdout
