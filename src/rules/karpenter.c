@@ -198,10 +198,11 @@ static enum label instance_label(const struct tg_instance *in, const char *key, 
     if (strncmp(key, AWS, strlen(AWS)))
         return LABEL_OTHER;
     const char *k = key + strlen(AWS);
-    if (!strcmp(k, "instance-family") || !strcmp(k, "instance-size"))
-        return family_size(in->name, k[9] == 'f', buf, len) ? LABEL_SET : LABEL_ABSENT;
-    if (!strcmp(k, "instance-category") || !strcmp(k, "instance-generation"))
-        return category_generation(in->name, k[9] == 'c', buf, len) ? LABEL_SET : LABEL_ABSENT;
+    bool family = !strcmp(k, "instance-family"), category = !strcmp(k, "instance-category");
+    if (family || !strcmp(k, "instance-size"))
+        return family_size(in->name, family, buf, len) ? LABEL_SET : LABEL_ABSENT;
+    if (category || !strcmp(k, "instance-generation"))
+        return category_generation(in->name, category, buf, len) ? LABEL_SET : LABEL_ABSENT;
     return device_label(in, k, buf, len);
 }
 
