@@ -58,6 +58,8 @@ struct tg_policy {
     size_t nns_modes;
     char **zone_labels; /* default: topology.kubernetes.io/zone and the beta key */
     size_t nzone_labels;
+    char **zone_id_labels; /* zone ids, another namespace of values: topology.k8s.aws/zone-id */
+    size_t nzone_id_labels;
     char **narrow_topology_keys; /* pod affinity keys narrower than a zone */
     size_t nnarrow;
     struct tg_zone_label *single_zone_labels;
@@ -88,6 +90,7 @@ bool tg_policy_is_exempt(const struct tg_policy *p, const char *ns);
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index);
 /* Instance type by exact name, or NULL. */
 const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const char *name);
+/* A zone label or a zone-id label (either names one availability zone). */
 bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key);
 
 const char *tg_mode_name(enum tg_mode m);
