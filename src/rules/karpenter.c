@@ -288,6 +288,10 @@ static bool zone_pinned(const struct tg_policy *pol, const struct tg_workload *w
         if (one_value(&wl->np, pol->zone_labels[i]))
             return true;
     }
+    for (size_t i = 0; i < pol->nzone_id_labels; i++) {
+        if (one_value(&wl->np, pol->zone_id_labels[i]))
+            return true;
+    }
     return listed_single_zone(pol, wl);
 }
 
