@@ -147,9 +147,11 @@ static enum label count_label(int n, char *buf, size_t len)
     return LABEL_SET;
 }
 
-static enum label text_label(const char *v, bool row, bool has, char *buf, size_t len)
+/* A text label: v is its value (NULL: the type has none) when the table knows the type's labels;
+ * otherwise the type has the label with an unknown value when has is set, else none. */
+static enum label text_label(const char *v, bool known, bool has, char *buf, size_t len)
 {
-    if (!row)
+    if (!known)
         return has ? LABEL_UNKNOWN : LABEL_ABSENT;
     if (!v)
         return LABEL_ABSENT;
@@ -159,9 +161,9 @@ static enum label text_label(const char *v, bool row, bool has, char *buf, size_
 
 /* The labels of the accelerators and the machine (aws types.go computeRequirements: gpu-* only
  * for a type with one GPU kind, accelerator-* for Neuron devices). */
-static enum label device_label(const struct tg_instance *in, const char *k, char *buf, size_t len)
+static enum label device_label(const struct tg_instance *in, const struct tg_instance_labels *row,
+                               const char *k, char *buf, size_t len)
 {
-    const struct tg_instance_labels *row = tg_instance_labels_find(in->name);
     if (!strcmp(k, "instance-gpu-count"))
         return count_label(in->gpus, buf, len);
     if (!strcmp(k, "instance-gpu-name"))
@@ -185,16 +187,15 @@ static enum label device_label(const struct tg_instance *in, const char *k, char
     return LABEL_OTHER;
 }
 
-/* The value of label key (normalized) on the nodes of instance type in. */
-static enum label instance_label(const struct tg_instance *in, const char *key, char *buf,
-                                 size_t len)
+/* The value of label key (normalized) on the nodes of instance type in; row: its labels in the
+ * built-in table, or NULL. */
+static enum label instance_label(const struct tg_instance *in, const struct tg_instance_labels *row,
+                                 const char *key, char *buf, size_t len)
 {
     if (!strcmp(key, TYPE_KEY))
         return text_label(in->name, true, true, buf, len);
-    if (!strcmp(key, "kubernetes.io/arch")) {
-        const struct tg_instance_labels *row = tg_instance_labels_find(in->name);
+    if (!strcmp(key, "kubernetes.io/arch"))
         return text_label(row ? row->arch : NULL, row, true, buf, len);
-    }
     if (strncmp(key, AWS, strlen(AWS)))
         return LABEL_OTHER;
     const char *k = key + strlen(AWS);
@@ -203,17 +204,18 @@ static enum label instance_label(const struct tg_instance *in, const char *key, 
         return family_size(in->name, family, buf, len) ? LABEL_SET : LABEL_ABSENT;
     if (category || !strcmp(k, "instance-generation"))
         return category_generation(in->name, category, buf, len) ? LABEL_SET : LABEL_ABSENT;
-    return device_label(in, k, buf, len);
+    return device_label(in, row, k, buf, len);
 }
 
 /* Whether the pool can launch instance type in: every requirement on a label of the type holds
  * for it (a label the table cannot tell is not held against it). */
 static bool admits_type(const struct tg_nodepool *np, const struct tg_instance *in)
 {
+    const struct tg_instance_labels *row = tg_instance_labels_find(in->name);
     char buf[64];
     for (size_t i = 0; i < np->nreqs; i++) {
         const struct tg_np_req *r = &np->reqs[i];
-        enum label l = instance_label(in, normalized(r->key), buf, sizeof(buf));
+        enum label l = instance_label(in, row, normalized(r->key), buf, sizeof(buf));
         if (l == LABEL_OTHER || l == LABEL_UNKNOWN)
             continue;
         if (req_admits(r, l == LABEL_SET ? buf : NULL) == 0)
