@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "tg/finding.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
 #include "tg/patch.h"
 #include "tg/path.h"
 #include "tg/policy.h"

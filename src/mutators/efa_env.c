@@ -18,7 +18,8 @@
 #include <string.h>
 
 #include "tg/instances.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/pod.h"
 #include "tg/rules.h"
 

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "tg/arena.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/pod.h"
 #include "tg/quantity.h"
 #include "tg/rules.h"
