@@ -1098,7 +1098,10 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             /* env [-i] [-u NAME] [NAME=VALUE]... COMMAND: the assignments reach the command's
              * environment, not the words the shell already expanded. */
             i++;
+            /* a second env starts its own list (the count too: `env A=1 env mpirun` once read
+             * a NULL list with the first one's count) */
             w->env_args = NULL;
+            w->nenv_args = 0;
             while (i < n) {
                 const char *t = words[i].text;
                 size_t nl = name_len(t);

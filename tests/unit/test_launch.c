@@ -1102,6 +1102,18 @@ static const struct pcase cases[] = {
      .nruns = 1,
      .fwd = ""},
 
+    /* a second env once made the reader take the first one's count of NAME=VALUE words with no
+     * list: a NULL read, the webhook's crash */
+    {.name = "env A=1 env mpirun: a second env wrapper",
+     .cmd = {"env", "A=1", "env", "mpirun", "-np", "2", "./a"},
+     .nruns = 1,
+     .launcher = "mpirun",
+     .np = "2"},
+    {.name = "env wrappers twice inside a script",
+     .cmd = {"sh", "-c", "env A=1 env -u B mpirun -np 3 ./a"},
+     .nruns = 1,
+     .np = "3"},
+
     /* ---- not launchers ---- */
     {.name = "sshd worker command", .cmd = {"/usr/sbin/sshd", "-De"}, .nruns = 0},
     {.name = "torchrun is not an MPI launcher",
