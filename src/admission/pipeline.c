@@ -26,9 +26,9 @@ static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t 
 }
 
 /* The API server keeps 4096 runes of warnings per response in total, and past that cuts every one
- * to 256 runes or drops the rest (docs/references.md#ref-admission-warning-limits): the warnings are kept
- * under the total, the last line saying how many more there are (all of them are in the findings
- * audit annotation and the deny message). */
+ * to 256 runes or drops the rest (docs/references.md#ref-admission-warning-limits): the warnings
+ * are kept under the total, the last line saying how many more there are (all of them are in the
+ * findings audit annotation and the deny message). */
 #define TG_WARNINGS_TOTAL_RUNES 4096
 
 static size_t runes(const char *s)

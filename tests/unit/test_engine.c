@@ -337,8 +337,7 @@ static int rule_many_warnings(struct tg_eval *ev)
     for (int i = 0; i < 30; i++) {
         snprintf(field, sizeof(field), "spec.containers[%d].resources", i);
         /* ~200 runes each: 30 of them are far above the API server's 4096 in total */
-        tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, field,
-                  "warn %d: %0160d", i, 0);
+        tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, field, "warn %d: %0160d", i, 0);
     }
     return 0;
 }
