@@ -31,6 +31,7 @@ struct tg_container {
     json_t *c;           /* borrowed container object */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
     bool init;           /* from initContainers */
+    bool sidecar;        /* an init container with restartPolicy: Always (runs beside the app) */
     const char *name;    /* "" when absent */
 };
 

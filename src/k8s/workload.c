@@ -31,6 +31,8 @@ static int add_container(struct tg_template *t, json_t *c, const struct tg_path 
     k->c = c;
     k->path = *path;
     k->init = init;
+    const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
+    k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
     k->name = name ? name : fallback_name;
     return 0;
