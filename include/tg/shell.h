@@ -5,6 +5,9 @@
  * - Nothing here guesses. A value that is not a literal, a variable of known value, or simple
  *   $((...)) arithmetic over those, is "unresolved" and carries a one-line reason that names
  *   what could not be read.
+ * - Unquoted expansions are split into fields on blanks and newlines (the default IFS), as sh
+ *   does: `ARGS="-np 4"; mpirun $ARGS` gives mpirun two words. An unresolved expansion stays one
+ *   word. Bash arrays (`A=(x y)`, `"${A[@]}"`) are read too. No pathname expansion.
  * - The reader knows the shell and nothing it runs: assignments, `export` and its kin, the
  *   wrappers that run their arguments as a command (exec, env, nohup, timeout, nice, ...), and
  *   `sh -c` / `bash -c` scripts, which it reads in turn (at most TG_SH_MAX_DEPTH deep). Every
@@ -28,9 +31,11 @@
  * known but its value unknown) and the assignments the script makes as it runs. */
 struct tg_sh_var {
     char *name;
-    char *value;   /* NULL: defined, value unknown (why says why) */
+    char *value;   /* NULL: defined, value unknown (why says why); an array: its first element */
     char *why;     /* NULL when value is set */
     bool exported; /* in the environment of the commands the script runs */
+    char **elems;  /* a bash array (NAME=(a b c)): its elements, else NULL */
+    size_t nelems;
 };
 
 struct tg_sh_vars {
@@ -43,6 +48,10 @@ void tg_sh_vars_release(struct tg_sh_vars *vs);
 /* Sets (or replaces, keeping its place and export flag) name. value NULL means "defined,
  * unknown", with why as the reason. Returns 0 or -ENOMEM. */
 int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, const char *why);
+/* Sets name to the array elems[0..n) (bash NAME=(...)); elems NULL means "an array of unknown
+ * elements", with why as the reason. Returns 0 or -ENOMEM. */
+int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const char *const *elems,
+                         size_t n, const char *why);
 /* Marks name as exported (container env, `export NAME`); no-op when it is not defined. */
 void tg_sh_vars_export(struct tg_sh_vars *vs, const char *name);
 /* The variable, or NULL when the name was never defined. Borrowed. */
@@ -76,6 +85,11 @@ struct tg_sh_cmd {
     const struct tg_sh_word *env_args; /* NAME=VALUE arguments of env(1) */
     size_t nenv_args;
     bool env_cleared; /* env -i: the exported variables do not reach the command */
+    /* Redirections of a command of a script (NULL for the exec-form words of a container): */
+    const struct tg_sh_word *stdout_file; /* the target of `> FILE`, `>> FILE`, `&> FILE` */
+    const struct tg_sh_word *heredoc;     /* its here-document (`cat <<EOF > FILE`), read when the
+                                             command ends its line: the body expanded as sh
+                                             would (literal when the delimiter is quoted) */
 };
 
 /* One variable of a command's environment. name is not NUL-terminated at namelen when it comes

@@ -73,12 +73,22 @@ void tg_sh_vars_init(struct tg_sh_vars *vs)
     vs->n = vs->cap = 0;
 }
 
+static void elems_free(struct tg_sh_var *v)
+{
+    for (size_t i = 0; i < v->nelems; i++)
+        free(v->elems[i]);
+    free(v->elems);
+    v->elems = NULL;
+    v->nelems = 0;
+}
+
 void tg_sh_vars_release(struct tg_sh_vars *vs)
 {
     for (size_t i = 0; i < vs->n; i++) {
         free(vs->v[i].name);
         free(vs->v[i].value);
         free(vs->v[i].why);
+        elems_free(&vs->v[i]);
     }
     free(vs->v);
     tg_sh_vars_init(vs);
@@ -102,6 +112,7 @@ int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, c
         if (strcmp(vs->v[i].name, name) == 0) {
             free(vs->v[i].value);
             free(vs->v[i].why);
+            elems_free(&vs->v[i]);
             vs->v[i].value = nv;
             vs->v[i].why = nw;
             return 0;
@@ -121,12 +132,37 @@ int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, c
     vs->v[vs->n].value = nv;
     vs->v[vs->n].why = nw;
     vs->v[vs->n].exported = false;
+    vs->v[vs->n].elems = NULL;
+    vs->v[vs->n].nelems = 0;
     vs->n++;
     return 0;
 out_nomem:
     free(nv);
     free(nw);
     return -ENOMEM;
+}
+
+int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const char *const *elems,
+                         size_t n, const char *why)
+{
+    /* $NAME of an array is its first element (an empty array: empty) */
+    if (tg_sh_vars_set(vs, name, elems ? (n ? elems[0] : "") : NULL, why) < 0)
+        return -ENOMEM;
+    struct tg_sh_var *v = (struct tg_sh_var *)tg_sh_vars_get(vs, name);
+    if (!elems)
+        return 0;
+    v->elems = calloc(n ? n : 1, sizeof(*v->elems));
+    if (!v->elems)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        v->elems[i] = strdup(elems[i]);
+        if (!v->elems[i]) {
+            v->nelems = i;
+            return -ENOMEM;
+        }
+    }
+    v->nelems = n;
+    return 0;
 }
 
 void tg_sh_vars_export(struct tg_sh_vars *vs, const char *name)
@@ -140,11 +176,15 @@ static int vars_copy(struct tg_sh_vars *dst, const struct tg_sh_vars *src)
 {
     tg_sh_vars_init(dst);
     for (size_t i = 0; i < src->n; i++) {
-        if (tg_sh_vars_set(dst, src->v[i].name, src->v[i].value, src->v[i].why) < 0) {
+        const struct tg_sh_var *v = &src->v[i];
+        int rc = v->elems ? tg_sh_vars_set_array(dst, v->name, (const char *const *)v->elems,
+                                                 v->nelems, v->why)
+                          : tg_sh_vars_set(dst, v->name, v->value, v->why);
+        if (rc < 0) {
             tg_sh_vars_release(dst);
             return -ENOMEM;
         }
-        dst->v[dst->n - 1].exported = src->v[i].exported;
+        dst->v[dst->n - 1].exported = v->exported;
     }
     return 0;
 }
@@ -175,14 +215,17 @@ enum seg_kind {
     SEG_LIT,   /* text */
     SEG_PARAM, /* $NAME, ${NAME}, ${NAME:-dflt}: text = NAME */
     SEG_ARITH, /* $((text)) */
+    SEG_ARRAY, /* ${NAME[@]}, ${NAME[*]}: text = NAME */
     SEG_BAD,   /* command substitution or an expansion we do not read: text = as written */
 };
 
 struct seg {
     enum seg_kind kind;
-    bool quoted;   /* SEG_LIT: came from inside quotes or after a backslash */
+    bool quoted;   /* came from inside quotes (SEG_LIT: or after a backslash): no field
+                      splitting */
     bool has_dflt; /* SEG_PARAM: ${NAME-dflt} / ${NAME:-dflt} */
     bool colon;    /* ... the ':-' form: an empty value also takes the default */
+    bool star;     /* SEG_ARRAY: ${NAME[*]} (the elements joined by a blank when quoted) */
     char *text;
     char *dflt;
     char *why; /* SEG_BAD: the reason */
@@ -239,7 +282,10 @@ struct walk {
     const struct tg_sh_word *env_args;
     size_t nenv_args;
     bool env_cleared; /* env -i: the container env does not reach the command */
-    int err;          /* -ENOMEM or the callback's error: the walk stops */
+    /* the redirections of the command being run (NULL: none) */
+    const struct tg_sh_word *stdout_file;
+    const struct tg_sh_word *heredoc;
+    int err; /* -ENOMEM or the callback's error: the walk stops */
 };
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
@@ -320,6 +366,8 @@ struct lex {
     bool newline;       /* the last TOK_SEP was a newline */
     bool heredoc;       /* the last TOK_REDIR was << or <<- */
     bool heredoc_strip; /* <<- */
+    bool to_stdout;     /* the last TOK_REDIR sends standard output to a file (>, >>, >|, &>) */
+    int io_number;      /* the IO number before the last TOK_REDIR (2>file), or -1 */
     bool error;
     char err[TG_SH_REASON_MAX];
 };
@@ -371,8 +419,10 @@ static void lex_dollar(struct lex *lx, struct walk *w, struct rword *rw, bool qu
         const char *end = match_paren(p + 3, &lines);
         if (end && end[1] == ')') {
             struct seg *g = rword_new_seg(w, rw, SEG_ARITH);
-            if (g)
+            if (g) {
                 g->text = dupn(w, p + 3, (size_t)(end - (p + 3)));
+                g->quoted = quoted;
+            }
             lx->line += lines;
             lx->p = end + 2;
             return;
@@ -403,8 +453,18 @@ static void lex_dollar(struct lex *lx, struct walk *w, struct rword *rw, bool qu
         const char *after = p + 2 + n;
         if (n > 0 && after == end) {
             struct seg *g = rword_new_seg(w, rw, SEG_PARAM);
-            if (g)
+            if (g) {
                 g->text = dupn(w, p + 2, n);
+                g->quoted = quoted;
+            }
+        } else if (n > 0 && after + 3 == end && after[0] == '[' &&
+                   (after[1] == '@' || after[1] == '*') && after[2] == ']') {
+            struct seg *g = rword_new_seg(w, rw, SEG_ARRAY);
+            if (g) {
+                g->text = dupn(w, p + 2, n);
+                g->quoted = quoted;
+                g->star = after[1] == '*'; /* "${A[*]}" is one word, "${A[@]}" one per element */
+            }
         } else if (n > 0 && (after[0] == '-' || (after[0] == ':' && after[1] == '-') ||
                              after[0] == '=' || (after[0] == ':' && after[1] == '='))) {
             struct seg *g = rword_new_seg(w, rw, SEG_PARAM);
@@ -412,6 +472,7 @@ static void lex_dollar(struct lex *lx, struct walk *w, struct rword *rw, bool qu
             const char *d = after + (colon ? 2 : 1);
             if (g) {
                 g->text = dupn(w, p + 2, n);
+                g->quoted = quoted;
                 g->has_dflt = true;
                 g->colon = colon;
                 g->dflt = dupn(w, d, (size_t)(end - d));
@@ -427,8 +488,10 @@ static void lex_dollar(struct lex *lx, struct walk *w, struct rword *rw, bool qu
     size_t n = name_len(p + 1);
     if (n > 0) {
         struct seg *g = rword_new_seg(w, rw, SEG_PARAM);
-        if (g)
+        if (g) {
             g->text = dupn(w, p + 1, n);
+            g->quoted = quoted;
+        }
         lx->p = p + 1 + n;
         return;
     }
@@ -537,6 +600,8 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
     if (p[0] == '&' && p[1] == '>') {
         lx->p += p[2] == '>' ? 3 : 2;
         lx->heredoc = false;
+        lx->to_stdout = true;
+        lx->io_number = -1;
         return TOK_REDIR;
     }
     if (strchr(";&|()", *p)) {
@@ -549,6 +614,9 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         lx->p++;
         while (*lx->p && strchr("<>&|-", *lx->p) && lx->p - p < 3)
             lx->p++;
+        /* > >> >| write a file; >& and <> do not (2>&1 duplicates a descriptor) */
+        lx->to_stdout = p[0] == '>' && !memchr(p + 1, '&', (size_t)(lx->p - p - 1));
+        lx->io_number = -1;
         return TOK_REDIR;
     }
     /* a word */
@@ -591,14 +659,18 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
     if ((*lx->p == '<' || *lx->p == '>') && rw->n == 1 && rw->v[0].kind == SEG_LIT &&
         !rw->v[0].quoted && rw->v[0].text[0] &&
         strspn(rw->v[0].text, "0123456789") == strlen(rw->v[0].text)) {
+        int io = rw->v[0].text[1] ? 10 : rw->v[0].text[0] - '0';
         rword_release(rw);
-        return lex_next(lx, w, rw);
+        enum tok t = lex_next(lx, w, rw);
+        lx->io_number = io;
+        return t;
     }
     return TOK_WORD;
 }
 
-/* Skips a here-document body (the lexer stands at the start of the line after <<DELIM). */
-static void skip_heredoc(struct lex *lx, const char *delim, bool strip)
+/* Skips a here-document body (the lexer stands at the start of the line after <<DELIM), and
+ * keeps its lines (without the leading tabs of <<-) in body when body is not NULL. */
+static void skip_heredoc(struct lex *lx, const char *delim, bool strip, struct sbuf *body)
 {
     size_t dl = strlen(delim);
     while (*lx->p) {
@@ -614,6 +686,10 @@ static void skip_heredoc(struct lex *lx, const char *delim, bool strip)
             }
         if (len == dl && strncmp(s, delim, dl) == 0)
             return;
+        if (body) {
+            sb_putn(body, s, len);
+            sb_puts(body, "\n");
+        }
     }
 }
 
@@ -787,91 +863,238 @@ static void word_release(struct tg_sh_word *w)
     w->text = w->reason = NULL;
 }
 
-static void set_reason(struct walk *w, struct tg_sh_word *out, const char *why)
+/* The words one raw word expands to: several with field splitting, exactly one without. */
+struct wordlist {
+    struct tg_sh_word *v;
+    size_t n, cap;
+};
+
+static void wordlist_release(struct wordlist *wl)
 {
-    if (out->reason || !out->resolved)
-        return;
-    out->resolved = false;
-    out->reason = strdup(why);
-    if (!out->reason)
-        w->err = -ENOMEM;
+    for (size_t i = 0; i < wl->n; i++)
+        word_release(&wl->v[i]);
+    free(wl->v);
+    wl->v = NULL;
+    wl->n = wl->cap = 0;
 }
 
-/* Expands segments [from, n) of rw (the first one starting at byte skip) into out. */
+/* The expansion of one raw word in progress: the field being built and where fields go. */
+struct xp {
+    struct walk *w;
+    struct wordlist *out;
+    bool split; /* field splitting (a command's words); off for assignments and here-documents */
+    struct sbuf b;
+    bool has;      /* b holds a field, possibly an empty one from quotes */
+    bool resolved; /* every part of the field is known */
+    char *reason;
+};
+
+static void xp_put(struct xp *x, const char *s, size_t len)
+{
+    sb_putn(&x->b, s, len);
+    x->has = true;
+}
+
+static void xp_unresolved(struct xp *x, const char *why)
+{
+    if (!x->resolved)
+        return;
+    x->resolved = false;
+    x->reason = strdup(why);
+    if (!x->reason)
+        x->w->err = -ENOMEM;
+}
+
+/* Ends the field being built (when there is one, or always when force). */
+static void xp_end_field(struct xp *x, bool force)
+{
+    if (!x->has && !force)
+        return;
+    struct wordlist *wl = x->out;
+    if (wl->n == wl->cap) {
+        size_t cap = wl->cap ? wl->cap * 2 : 8;
+        struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
+        if (!v) {
+            x->w->err = -ENOMEM;
+            return;
+        }
+        wl->v = v;
+        wl->cap = cap;
+    }
+    sb_puts(&x->b, "");
+    struct tg_sh_word *o = &wl->v[wl->n];
+    o->text = sb_take(&x->b);
+    if (!o->text) {
+        x->w->err = -ENOMEM;
+        return;
+    }
+    o->resolved = x->resolved;
+    o->reason = x->reason;
+    wl->n++;
+    x->has = false;
+    x->resolved = true;
+    x->reason = NULL;
+}
+
+/* Text an expansion produced: split into fields on blanks and newlines (the default IFS) unless
+ * it was quoted or splitting is off (POSIX XCU 2.6.5). */
+static void xp_expanded(struct xp *x, const char *s, bool quoted)
+{
+    if (quoted || !x->split) {
+        xp_put(x, s, strlen(s));
+        return;
+    }
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '\n')
+            xp_end_field(x, false);
+        else
+            xp_put(x, s, 1);
+    }
+}
+
+/* $NAME, ${NAME}, ${NAME:-default}. */
+static void xp_param(struct xp *x, const struct seg *g)
+{
+    char why[TG_SH_REASON_MAX];
+    const struct tg_sh_var *v = tg_sh_vars_get(x->w->vars, g->text);
+    bool empty = v && v->value && !v->value[0];
+    if (g->has_dflt && (!v || (g->colon && empty))) {
+        if (strpbrk(g->dflt, "$`")) {
+            snprintf(why, sizeof(why), "${%s:-%.40s} has a default that is not literal", g->text,
+                     g->dflt);
+            xp_unresolved(x, why);
+        }
+        xp_expanded(x, g->dflt, g->quoted);
+    } else if (v && v->value) {
+        xp_expanded(x, v->value, g->quoted);
+    } else {
+        if (v)
+            snprintf(why, sizeof(why), "%s", v->why);
+        else
+            snprintf(why, sizeof(why), "$%s is not set in the container env or script", g->text);
+        xp_unresolved(x, why);
+        xp_put(x, "$", 1);
+        xp_put(x, g->text, strlen(g->text));
+    }
+}
+
+/* ${NAME[@]}, ${NAME[*]} (bash): "${A[@]}" is one field per element, "${A[*]}" one field of the
+ * elements joined by a blank; unquoted, every element is split in turn. */
+static void xp_array(struct xp *x, const struct seg *g)
+{
+    const struct tg_sh_var *v = tg_sh_vars_get(x->w->vars, g->text);
+    if (v && !v->elems && v->value) {
+        xp_expanded(x, v->value, g->quoted); /* a scalar is an array of one */
+        return;
+    }
+    if (!v || !v->elems) {
+        char why[TG_SH_REASON_MAX];
+        snprintf(why, sizeof(why), "%s", v ? v->why : "");
+        if (!v)
+            snprintf(why, sizeof(why), "%s is not set in the container env or script", g->text);
+        xp_unresolved(x, why);
+        xp_put(x, "${", 2);
+        xp_put(x, g->text, strlen(g->text));
+        xp_put(x, g->star ? "[*]}" : "[@]}", 4);
+        return;
+    }
+    for (size_t i = 0; i < v->nelems; i++) {
+        if (i > 0 && g->quoted && !g->star && x->split)
+            xp_end_field(x, true);
+        else if (i > 0)
+            xp_expanded(x, " ", g->quoted);
+        if (g->quoted)
+            x->has = true;
+        xp_expanded(x, v->elems[i], g->quoted);
+    }
+}
+
+static void xp_arith(struct xp *x, const struct seg *g)
+{
+    struct arith a = {.p = g->text, .vars = x->w->vars};
+    long long v = ar_expr(&a, 0);
+    ar_ws(&a);
+    if (!a.bad && *a.p)
+        ar_fail(&a, "$((%.40s)): arithmetic trainguard does not read", g->text);
+    if (a.bad) {
+        xp_unresolved(x, a.why);
+        xp_put(x, "$((", 3);
+        xp_put(x, g->text, strlen(g->text));
+        xp_put(x, "))", 2);
+        return;
+    }
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", v);
+    xp_expanded(x, num, g->quoted);
+}
+
+/* A command substitution, or an expansion not read: unresolved, kept as written. */
+static void xp_bad(struct xp *x, const struct seg *g)
+{
+    /* $(NAME) that Kubernetes could not expand because NAME comes from valueFrom */
+    size_t nl = g->text[0] == '$' && g->text[1] == '(' ? name_len(g->text + 2) : 0;
+    const struct tg_sh_var *v = NULL;
+    if (nl && g->text[2 + nl] == ')' && !g->text[3 + nl]) {
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)nl, g->text + 2);
+        v = tg_sh_vars_get(x->w->vars, name);
+    }
+    xp_unresolved(x, v && v->why ? v->why : g->why);
+    xp_put(x, g->text, strlen(g->text));
+}
+
+/* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
+ * with splitting, or exactly one word without it. */
+static void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
+                        bool split, struct wordlist *out)
+{
+    struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
+    sb_puts(&x.b, "");
+    for (size_t i = from; i < rw->n && !w->err; i++) {
+        const struct seg *g = &rw->v[i];
+        switch (g->kind) {
+        case SEG_LIT: {
+            const char *t = g->text + (i == from ? skip : 0);
+            if (*t || g->quoted)
+                xp_put(&x, t, strlen(t));
+            break;
+        }
+        case SEG_PARAM:
+            xp_param(&x, g);
+            break;
+        case SEG_ARRAY:
+            xp_array(&x, g);
+            break;
+        case SEG_ARITH:
+            xp_arith(&x, g);
+            break;
+        case SEG_BAD:
+            xp_bad(&x, g);
+            break;
+        }
+    }
+    xp_end_field(&x, !split);
+    free(x.b.s);
+    free(x.reason);
+}
+
+/* Expands segments [from, n) of rw (the first one starting at byte skip) into one word. */
 static void expand_segs(struct walk *w, const struct rword *rw, size_t from, size_t skip,
                         struct tg_sh_word *out)
 {
-    struct sbuf b = {0};
-    out->resolved = true;
-    out->reason = NULL;
-    sb_puts(&b, "");
-    for (size_t i = from; i < rw->n; i++) {
-        const struct seg *g = &rw->v[i];
-        char why[TG_SH_REASON_MAX];
-        switch (g->kind) {
-        case SEG_LIT:
-            sb_puts(&b, g->text + (i == from ? skip : 0));
-            break;
-        case SEG_PARAM: {
-            const struct tg_sh_var *v = tg_sh_vars_get(w->vars, g->text);
-            bool empty = v && v->value && !v->value[0];
-            if (g->has_dflt && (!v || (g->colon && empty))) {
-                if (strpbrk(g->dflt, "$`")) {
-                    snprintf(why, sizeof(why), "${%s:-%.40s} has a default that is not literal",
-                             g->text, g->dflt);
-                    set_reason(w, out, why);
-                }
-                sb_puts(&b, g->dflt);
-            } else if (v && v->value) {
-                sb_puts(&b, v->value);
-            } else {
-                if (v)
-                    snprintf(why, sizeof(why), "%s", v->why);
-                else
-                    snprintf(why, sizeof(why), "$%s is not set in the container env or script",
-                             g->text);
-                set_reason(w, out, why);
-                sb_puts(&b, "$");
-                sb_puts(&b, g->text);
-            }
-            break;
-        }
-        case SEG_ARITH: {
-            struct arith a = {.p = g->text, .vars = w->vars};
-            long long v = ar_expr(&a, 0);
-            ar_ws(&a);
-            if (!a.bad && *a.p)
-                ar_fail(&a, "$((%.40s)): arithmetic trainguard does not read", g->text);
-            if (a.bad) {
-                set_reason(w, out, a.why);
-                sb_puts(&b, "$((");
-                sb_puts(&b, g->text);
-                sb_puts(&b, "))");
-            } else {
-                char num[32];
-                snprintf(num, sizeof(num), "%lld", v);
-                sb_puts(&b, num);
-            }
-            break;
-        }
-        case SEG_BAD: {
-            /* $(NAME) that Kubernetes could not expand because NAME comes from valueFrom */
-            size_t nl = g->text[0] == '$' && g->text[1] == '(' ? name_len(g->text + 2) : 0;
-            const struct tg_sh_var *v = NULL;
-            if (nl && g->text[2 + nl] == ')' && !g->text[3 + nl]) {
-                char name[128];
-                snprintf(name, sizeof(name), "%.*s", (int)nl, g->text + 2);
-                v = tg_sh_vars_get(w->vars, name);
-            }
-            set_reason(w, out, v && v->why ? v->why : g->why);
-            sb_puts(&b, g->text);
-            break;
-        }
-        }
+    struct wordlist wl = {0};
+    expand_word(w, rw, from, skip, false, &wl);
+    if (wl.n == 1) {
+        *out = wl.v[0];
+        wl.n = 0;
+    } else {
+        out->text = NULL;
+        out->resolved = false;
+        out->reason = NULL;
+        if (!w->err)
+            w->err = -ENOMEM;
     }
-    out->text = sb_take(&b);
-    if (!out->text)
-        w->err = -ENOMEM;
+    wordlist_release(&wl);
 }
 
 /* ---- simple commands ------------------------------------------------------------------------ */
@@ -967,6 +1190,8 @@ static void hand_over(struct walk *w, const struct tg_sh_word *words, size_t n, 
         .env_args = w->env_args,
         .nenv_args = w->nenv_args,
         .env_cleared = w->env_cleared,
+        .stdout_file = w->stdout_file,
+        .heredoc = w->heredoc,
     };
     int rc = w->wk->on_command ? w->wk->on_command(w->wk->ctx, &cmd) : 0;
     if (rc < 0)
@@ -1185,25 +1410,19 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         w->index++;
         return;
     }
-    /* words [first, cmd->n): the prefix assignments, then the command */
-    size_t n = cmd->n - first;
-    struct tg_sh_word *words = calloc(n, sizeof(*words));
-    if (!words) {
-        w->err = -ENOMEM;
-        return;
-    }
-    for (size_t k = 0; k < n; k++)
-        expand_segs(w, &cmd->v[first + k], 0, 0, &words[k]);
-    w->cmd_env = words;
-    w->ncmd_env = i - first;
-    if (!w->err)
-        process_words(w, words + (i - first), n - (i - first), line);
+    /* the prefix assignments as they are, then the command's words split into fields */
+    struct wordlist words = {0};
+    for (size_t k = first; k < cmd->n && !w->err; k++)
+        expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
+    size_t nassign = i - first;
+    w->cmd_env = words.v;
+    w->ncmd_env = nassign;
+    if (!w->err && words.n > nassign)
+        process_words(w, words.v + nassign, words.n - nassign, line);
     w->cmd_env = w->env_args = NULL;
     w->ncmd_env = w->nenv_args = 0;
     w->env_cleared = false;
-    for (size_t k = 0; k < n; k++)
-        word_release(&words[k]);
-    free(words);
+    wordlist_release(&words);
     w->index++;
 }
 
@@ -1224,56 +1443,245 @@ static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
     return true;
 }
 
+/* A here-document body as sh reads it: with an unquoted delimiter, parameter expansion,
+ * arithmetic and command substitution (unresolved) apply, and a backslash quotes only $ ` \ and
+ * newline (POSIX XCU 2.7.4); with a quoted one the body is literal. */
+static void expand_heredoc(struct walk *w, const char *body, bool quoted, struct tg_sh_word *out)
+{
+    struct lex tl = {.p = body, .line = 1};
+    struct rword rw = {0};
+    if (quoted) {
+        rword_lit(w, &rw, body, strlen(body), true);
+    } else {
+        while (*tl.p && !tl.error && !w->err) {
+            if (tl.p[0] == '\\' && tl.p[1] && strchr("$`\\\n", tl.p[1])) {
+                if (tl.p[1] != '\n')
+                    rword_lit(w, &rw, tl.p + 1, 1, true);
+                tl.p += 2;
+            } else if (*tl.p == '$') {
+                lex_dollar(&tl, w, &rw, true);
+            } else if (*tl.p == '`') {
+                lex_backquote(&tl, w, &rw);
+            } else {
+                rword_lit(w, &rw, tl.p++, 1, true);
+            }
+        }
+    }
+    if (tl.error)
+        rword_bad(w, &rw, "", 0, tl.err);
+    expand_segs(w, &rw, 0, 0, out);
+    rword_release(&rw);
+}
+
+/* Is the word a plain NAME= or NAME+= (the start of a bash array assignment NAME=(...))? Returns
+ * the length of NAME (0: no) and sets *append for +=. */
+static size_t array_assignment(const struct rword *rw, bool *append)
+{
+    const char *t = plain_word(rw);
+    size_t n = t ? name_len(t) : 0;
+    *append = n && t[n] == '+';
+    if (!n || strcmp(t + n + *append, "=") != 0)
+        return 0;
+    return n;
+}
+
+/* Skips blanks, newlines, comments and line continuations (inside NAME=( ... )). */
+static void skip_space(struct lex *lx)
+{
+    for (;;) {
+        if (is_blank(*lx->p)) {
+            lx->p++;
+        } else if (*lx->p == '\n') {
+            lx->p++;
+            lx->line++;
+        } else if (lx->p[0] == '\\' && lx->p[1] == '\n') {
+            lx->p += 2;
+            lx->line++;
+        } else if (*lx->p == '#') {
+            lx->p += strcspn(lx->p, "\n");
+        } else {
+            return;
+        }
+    }
+}
+
+/* The elements of the array name (appended to for +=), for read_array. */
+static void array_start(struct walk *w, const char *name, bool append, struct wordlist *elems,
+                        const char **why)
+{
+    const struct tg_sh_var *old = tg_sh_vars_get(w->vars, name);
+    if (!append || !old)
+        return;
+    if (!old->elems) {
+        *why = old->why ? old->why : "an array trainguard does not read";
+        return;
+    }
+    for (size_t i = 0; i < old->nelems && !w->err; i++) {
+        struct rword lit = {0};
+        rword_lit(w, &lit, old->elems[i], strlen(old->elems[i]), true);
+        expand_word(w, &lit, 0, 0, false, elems);
+        rword_release(&lit);
+    }
+}
+
+/* Reads the elements of NAME=( ... ) (the lexer stands at '(') and sets the array. An element
+ * that is not known makes the whole array unknown. */
+static void read_array(struct lex *lx, struct walk *w, const char *name, bool append)
+{
+    struct wordlist elems = {0};
+    struct rword rw = {0};
+    const char *why = NULL;
+    array_start(w, name, append, &elems, &why);
+    lx->p++;
+    for (;;) {
+        skip_space(lx);
+        if (*lx->p == ')') {
+            lx->p++;
+            break;
+        }
+        if (!*lx->p || lex_next(lx, w, &rw) != TOK_WORD) {
+            why = "an array assignment trainguard does not read";
+            rword_release(&rw);
+            break;
+        }
+        expand_word(w, &rw, 0, 0, true, &elems);
+        rword_release(&rw);
+    }
+    for (size_t i = 0; i < elems.n && !why; i++)
+        if (!elems.v[i].resolved)
+            why = elems.v[i].reason;
+    const char **texts = calloc(elems.n ? elems.n : 1, sizeof(*texts));
+    if (!texts || w->err) {
+        w->err = -ENOMEM;
+    } else {
+        for (size_t i = 0; i < elems.n; i++)
+            texts[i] = elems.v[i].text;
+        char buf[TG_SH_REASON_MAX];
+        snprintf(buf, sizeof(buf), "%s", why ? why : "");
+        if (tg_sh_vars_set_array(w->vars, name, why ? NULL : texts, elems.n, buf) < 0)
+            w->err = -ENOMEM;
+    }
+    free(texts);
+    wordlist_release(&elems);
+}
+
+/* One command of a script being read: its raw words and what its redirections say. */
+struct pending {
+    struct rwords words;
+    int line;
+    bool drop_next;        /* the next word is a redirection target */
+    bool want_delim;       /* ... of <<: a here-document delimiter */
+    bool want_out;         /* ... of a redirection of standard output */
+    struct tg_sh_word out; /* the standard output file (text NULL: none) */
+    bool own_heredoc;      /* the pending here-document was opened by this command */
+    bool heredoc_quoted;   /* its delimiter was quoted: the body is literal */
+};
+
+static void pending_clear(struct pending *pc)
+{
+    rwords_clear(&pc->words);
+    word_release(&pc->out);
+    pc->drop_next = pc->want_delim = pc->want_out = pc->own_heredoc = false;
+}
+
+/* Any part of the word quoted (a quoted here-document delimiter). */
+static bool any_quoted(const struct rword *rw)
+{
+    for (size_t i = 0; i < rw->n; i++)
+        if (rw->v[i].kind != SEG_LIT || rw->v[i].quoted)
+            return true;
+    return false;
+}
+
+/* Runs the pending command; when it opened a here-document that starts on the next line (the
+ * command ends its line), the body is read first and handed over with it. */
+static void finish_command(struct walk *w, struct lex *lx, struct pending *pc, char **heredoc,
+                           bool strip, bool at_newline)
+{
+    struct tg_sh_word body = {0};
+    if (pc->own_heredoc && *heredoc && at_newline) {
+        struct sbuf b = {0};
+        sb_puts(&b, "");
+        skip_heredoc(lx, *heredoc, strip, &b);
+        char *text = sb_take(&b);
+        if (!text)
+            w->err = -ENOMEM;
+        else
+            expand_heredoc(w, text, pc->heredoc_quoted, &body);
+        free(text);
+        free(*heredoc);
+        *heredoc = NULL;
+    }
+    w->stdout_file = pc->out.text ? &pc->out : NULL;
+    w->heredoc = body.text ? &body : NULL;
+    if (!w->err)
+        run_simple(w, &pc->words, pc->line);
+    w->stdout_file = w->heredoc = NULL;
+    word_release(&body);
+}
+
+/* A word of the script: a redirection target, the start of an array, or a word of the command. */
+static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct rword *rw,
+                      char **heredoc, int line)
+{
+    bool append;
+    size_t an;
+    if (pc->want_delim) {
+        struct tg_sh_word d;
+        expand_segs(w, rw, 0, 0, &d);
+        free(*heredoc);
+        *heredoc = d.text;
+        free(d.reason);
+        pc->own_heredoc = true;
+        pc->heredoc_quoted = any_quoted(rw);
+    } else if (pc->drop_next && pc->want_out) {
+        word_release(&pc->out);
+        expand_segs(w, rw, 0, 0, &pc->out);
+    } else if (!pc->drop_next && pc->words.n == 0 && *lx->p == '(' &&
+               (an = array_assignment(rw, &append)) > 0) {
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)an, rw->v[0].text);
+        read_array(lx, w, name, append);
+    } else if (!pc->drop_next) {
+        if (pc->words.n == 0)
+            pc->line = line;
+        rwords_push(w, &pc->words, rw);
+    }
+    pc->drop_next = pc->want_delim = pc->want_out = false;
+    rword_release(rw);
+}
+
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
                         int depth, size_t argv_index)
 {
     struct walk w = {.wk = wk, .vars = vars, .depth = depth, .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
-    struct rwords cmd = {0};
+    struct pending pc = {.line = 1};
     struct rword rw = {0};
     char *heredoc = NULL; /* delimiter of a pending here-document */
     bool heredoc_strip = false;
-    bool drop_next = false, want_delim = false;
-    int cmd_line = 1;
     for (;;) {
         int line = lx.line;
         enum tok t = lex_next(&lx, &w, &rw);
         if (w.err || lx.error)
             break; /* sh refuses a command it cannot parse: it never runs */
         if (t == TOK_WORD) {
-            if (want_delim) {
-                struct tg_sh_word d;
-                expand_segs(&w, &rw, 0, 0, &d);
-                free(heredoc);
-                heredoc = d.text;
-                free(d.reason);
-                want_delim = false;
-                drop_next = false;
-                rword_release(&rw);
-                continue;
-            }
-            if (drop_next) {
-                drop_next = false;
-                rword_release(&rw);
-                continue;
-            }
-            if (cmd.n == 0)
-                cmd_line = line;
-            rwords_push(&w, &cmd, &rw);
+            take_word(&w, &lx, &pc, &rw, &heredoc, line);
             continue;
         }
         if (t == TOK_REDIR) {
-            drop_next = true;
-            want_delim = lx.heredoc;
-            heredoc_strip = lx.heredoc_strip;
+            pc.drop_next = true;
+            pc.want_delim = lx.heredoc;
+            pc.want_out = lx.to_stdout && (lx.io_number < 0 || lx.io_number == 1);
+            if (lx.heredoc)
+                heredoc_strip = lx.heredoc_strip;
             continue;
         }
-        if (cmd.n)
-            run_simple(&w, &cmd, cmd_line);
-        rwords_clear(&cmd);
-        drop_next = want_delim = false;
+        if (pc.words.n)
+            finish_command(&w, &lx, &pc, &heredoc, heredoc_strip, t == TOK_SEP && lx.newline);
+        pending_clear(&pc);
         if (t == TOK_SEP && lx.newline && heredoc) {
-            skip_heredoc(&lx, heredoc, heredoc_strip);
+            skip_heredoc(&lx, heredoc, heredoc_strip, NULL);
             free(heredoc);
             heredoc = NULL;
         }
@@ -1286,7 +1694,8 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     }
     free(heredoc);
     rword_release(&rw);
-    rwords_release(&cmd);
+    pending_clear(&pc);
+    rwords_release(&pc.words);
     return w.err;
 }
 

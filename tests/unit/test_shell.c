@@ -172,6 +172,114 @@ START_TEST(shell_callback_error_ends_the_walk)
 }
 END_TEST
 
+/* Runs script and returns what the callback saw (the variables are released). */
+static void walk(const char *script, struct seen *s)
+{
+    struct tg_sh_walk wk = {.on_command = record, .ctx = s};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+    ck_assert_msg(!wk.script_error, "%s", wk.error);
+    tg_sh_vars_release(&vs);
+}
+
+START_TEST(shell_splits_unquoted_expansions_into_fields)
+{
+    struct seen s = {0};
+    walk("ARGS=\"--nproc_per_node 8  --nnodes 2\"\n"
+         "EMPTY=\n"
+         "torchrun $ARGS \"$ARGS\" $EMPTY x$EMPTY \"\" t.py\n"
+         "D=\" -np 4 \"; mpirun${D}./a $((1 + 1))\n"
+         "mpirun $UNSET ${UNSET:-a  b}\n",
+         &s);
+    ck_assert_uint_eq(s.n, 3);
+    /* unquoted: four fields; quoted: one word; $EMPTY alone vanishes; "" stays an empty word */
+    ck_assert_str_eq(s.cmds[0],
+                     "torchrun --nproc_per_node 8 --nnodes 2 --nproc_per_node 8  --nnodes 2 x  t.py");
+    ck_assert_str_eq(s.cmds[1], "mpirun -np 4 ./a 2");
+    ck_assert_str_eq(s.cmds[2], "mpirun ?$UNSET a b");
+}
+END_TEST
+
+START_TEST(shell_reads_bash_arrays)
+{
+    struct seen s = {0};
+    walk("GPUS=8\n"
+         "DIST=(\n"
+         "    --nproc_per_node $GPUS  # per node\n"
+         "    --nnodes \"2\"\n"
+         ")\n"
+         "DIST+=(--node_rank 0)\n"
+         "MODEL=(--name \"a b\")\n"
+         "BAD=(--x $(hostname))\n"
+         "torchrun ${DIST[@]} t.py \"${MODEL[@]}\" \"${MODEL[*]}\" $DIST\n"
+         "run ${BAD[@]} ${NONE[@]}\n",
+         &s);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_str_eq(s.cmds[0], "torchrun --nproc_per_node 8 --nnodes 2 --node_rank 0 t.py --name "
+                                "a b --name a b --nproc_per_node");
+    ck_assert_str_eq(s.cmds[1], "run ?${BAD[@]} ?${NONE[@]}");
+}
+END_TEST
+
+/* What the callback saw of redirections: the stdout file and the here-document of each
+ * command ("-" when none). */
+struct redirs {
+    char out[8][64];
+    char doc[8][160];
+    bool doc_resolved[8];
+    size_t n;
+};
+
+static int record_redirs(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct redirs *r = ctx;
+    ck_assert_uint_lt(r->n, 8);
+    snprintf(r->out[r->n], sizeof(r->out[0]), "%s",
+             cmd->stdout_file ? cmd->stdout_file->text : "-");
+    snprintf(r->doc[r->n], sizeof(r->doc[0]), "%s", cmd->heredoc ? cmd->heredoc->text : "-");
+    r->doc_resolved[r->n] = cmd->heredoc && cmd->heredoc->resolved;
+    r->n++;
+    return 0;
+}
+
+START_TEST(shell_hands_over_here_documents_and_the_output_file)
+{
+    static const char script[] = "GBS=64\n"
+                                 "CFG=/tmp/ds.json\n"
+                                 "cat <<EOF > $CFG\n"
+                                 "{\"train_batch_size\": $GBS, \"x\": \"\\$GBS\"}\n"
+                                 "EOF\n"
+                                 "cat > raw.json <<'EOT'\n"
+                                 "{\"b\": $GBS}\n"
+                                 "EOT\n"
+                                 "python t.py 2> err.log <<-E | tee out.log\n"
+                                 "\tignored: not on the line of its command\n"
+                                 "\tE\n"
+                                 "cat <<EOF >> $(pwd)/x.json\n"
+                                 "$(date)\n"
+                                 "EOF\n";
+    struct redirs r = {0};
+    struct tg_sh_walk wk = {.on_command = record_redirs, .ctx = &r};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+    ck_assert(!wk.script_error);
+    ck_assert_uint_eq(r.n, 5);
+    ck_assert_str_eq(r.out[0], "/tmp/ds.json");
+    ck_assert_str_eq(r.doc[0], "{\"train_batch_size\": 64, \"x\": \"$GBS\"}\n");
+    ck_assert(r.doc_resolved[0]);
+    ck_assert_str_eq(r.out[1], "raw.json"); /* quoted delimiter: literal body */
+    ck_assert_str_eq(r.doc[1], "{\"b\": $GBS}\n");
+    ck_assert_str_eq(r.out[2], "-"); /* 2> is not standard output */
+    ck_assert_str_eq(r.doc[2], "-"); /* the command does not end its line */
+    ck_assert_str_eq(r.out[3], "-"); /* tee out.log: the file is an argument */
+    ck_assert_str_eq(r.out[4], "$(pwd)/x.json");
+    ck_assert(!r.doc_resolved[4]); /* a command substitution in the body */
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -182,6 +290,9 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_walk_words_reads_a_nested_script);
     tcase_add_test(tc, shell_walk_stops_where_sh_would);
     tcase_add_test(tc, shell_callback_error_ends_the_walk);
+    tcase_add_test(tc, shell_splits_unquoted_expansions_into_fields);
+    tcase_add_test(tc, shell_reads_bash_arrays);
+    tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
     suite_add_tcase(s, tc);
     return s;
 }
