@@ -22,6 +22,7 @@
 
 #include "tg/launch_value.h"
 #include "tg/mpirun.h"
+#include "tg/plan.h"
 #include "tg/shell.h"
 
 #define TG_LAUNCH_MAX_DEPTH TG_SH_MAX_DEPTH
@@ -34,12 +35,20 @@
 struct tg_launch {
     struct tg_mpirun *runs; /* MPI launchers: mpirun, mpiexec, orterun, prterun, horovodrun */
     size_t nruns;
+    struct tg_plan *plans; /* training launches read for the parallel plan (include/tg/plan.h) */
+    size_t nplans;
     bool script_error; /* unterminated quote or similar: reading stopped there */
     char error[TG_LAUNCH_REASON_MAX];
 };
 
 void tg_launch_init(struct tg_launch *l);
 void tg_launch_release(struct tg_launch *l);
+
+/* Where a script starts: the container's workingDir (NULL: the image's, not known). Files the
+ * script writes (here-documents, `echo ... > file`) are found by the plan reader relative to it
+ * and to the script's `cd`s. */
+int tg_launch_parse_words_in(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
+                             enum tg_mpi_impl impl, const char *workdir, struct tg_launch *out);
 
 /* Reads argv (a container's command followed by its args, already Kubernetes-expanded, as
  * words: exec form, no shell parsing at this level) with the variables in vars (updated by the

@@ -65,6 +65,8 @@ struct tg_mpirun {
                           assignments, `env NAME=VALUE` (values may be unknown) */
     size_t nenv;
     bool mpmd; /* ':'-separated app contexts; np is their sum */
+    size_t prog; /* the word (index into the words parsed) where the program starts; 0 when
+                    there is none, or several (MPMD) */
     /* Where the invocation is (set by its caller, src/launcher/launch.c, from the shell walk). */
     int depth;                       /* 0: the container's command/args; 1: inside sh -c ... */
     int line;                        /* 1-based line of the script where the command starts */

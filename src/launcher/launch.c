@@ -7,11 +7,22 @@
 
 #include "tg/expand.h"
 #include "tg/launch.h"
+#include "tg/plan_args.h"
+
+#define CWD_MAX 256
 
 /* What the readers of one walk share. */
 struct launch_walk {
     enum tg_mpi_impl impl;
     struct tg_launch *out;
+    /* files the script wrote so far (here-documents, echo > file), for the plan reader */
+    struct tg_plan_file *files;
+    size_t nfiles;
+    /* the working directory at each nesting depth: "" the starting directory when it is not
+     * known (relative paths stay relative), "?cdN" after a cd that cannot be read */
+    char cwd[TG_SH_MAX_DEPTH + 1][CWD_MAX];
+    int depth; /* of the last command */
+    int lost;  /* cd's that could not be read so far */
 };
 
 /* A reader turns one simple command into a launch of its kind. Returns 0 or -ENOMEM. */
@@ -65,23 +76,163 @@ static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
 static const char *const mpi_mentions[] = {"mpirun",  "mpiexec",    "orterun",
                                            "prterun", "horovodrun", NULL};
 
+/* ---- the parallel plan ----------------------------------------------------------------------*/
+
+static const char *cwd_of(const struct launch_walk *lw, int depth)
+{
+    return lw->cwd[depth][0] ? lw->cwd[depth] : NULL;
+}
+
+static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    struct tg_launch *l = lw->out;
+    const struct tg_mpirun *run = NULL;
+    struct tg_plan p;
+    if (tg_launcher_is_mpi(cmd->words[0].text)) {
+        /* the MPI row read this command just before (when it had room to keep it) */
+        run = l->nruns ? &l->runs[l->nruns - 1] : NULL;
+        if (!run || run->line != cmd->line || run->index != cmd->index ||
+            run->depth != cmd->depth)
+            return 0;
+    }
+    struct tg_plan_files files = {.v = lw->files, .n = lw->nfiles};
+    int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &p);
+    if (rc <= 0 || l->nplans >= TG_LAUNCH_MAX_RUNS)
+        return rc < 0 ? rc : 0;
+    p.mpi_run = run ? l->nruns - 1 : 0;
+    struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    l->plans = v;
+    l->plans[l->nplans++] = p;
+    return 0;
+}
+
+/* Strings a command line that the plan reader reads contains: its launchers' names or the words
+ * of the flags the plan rules judge (parallel sizes, batch sizes, a DeepSpeed config). */
+static const char *const plan_mentions[] = {
+    "parallel", "batch", "accumulat", "deepspeed", "accelerate", "torchrun", "torch.distributed",
+    "trainer.", "nemo",  NULL};
+
+/* ---- files the script writes ----------------------------------------------------------------*/
+
+static int add_file(struct launch_walk *lw, const char *path, const char *content, const char *why)
+{
+    struct tg_plan_file *v = realloc(lw->files, (lw->nfiles + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    lw->files = v;
+    char full[CWD_MAX];
+    tg_plan_path(cwd_of(lw, lw->depth), path, full, sizeof(full));
+    struct tg_plan_file *f = &lw->files[lw->nfiles];
+    f->path = strdup(full);
+    f->content = content ? strdup(content) : NULL;
+    f->why = why ? strdup(why) : NULL;
+    if (!f->path || (content && !f->content) || (why && !f->why)) {
+        free((char *)f->path);
+        free((char *)f->content);
+        free((char *)f->why);
+        return -ENOMEM;
+    }
+    lw->nfiles++;
+    return 0;
+}
+
+/* echo WORDS > FILE: the words joined by blanks and a newline (NULL when one is unknown). */
+static char *echo_text(const struct tg_sh_cmd *cmd, const char **why)
+{
+    size_t len = 2;
+    for (size_t i = 1; i < cmd->nwords; i++) {
+        if (!cmd->words[i].resolved) {
+            *why = cmd->words[i].reason;
+            return NULL;
+        }
+        len += strlen(cmd->words[i].text) + 1;
+    }
+    char *s = calloc(1, len);
+    for (size_t i = 1; s && i < cmd->nwords; i++) {
+        strcat(s, cmd->words[i].text);
+        strcat(s, i + 1 < cmd->nwords ? " " : "");
+    }
+    if (s)
+        strcat(s, "\n");
+    return s;
+}
+
+/* cat <<EOF > FILE, cat > FILE <<EOF, tee FILE <<EOF, echo ... > FILE: the file's content for
+ * the plan reader (a DeepSpeed JSON written before the launch line). */
+static int note_written(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    const char *b = strrchr(cmd->words[0].text, '/');
+    b = b ? b + 1 : cmd->words[0].text;
+    const struct tg_sh_word *file = cmd->stdout_file, *doc = cmd->heredoc;
+    if (!strcmp(b, "tee") && doc && cmd->nwords > 1 && cmd->words[1].text[0] != '-')
+        file = &cmd->words[1];
+    if (!file || !file->resolved)
+        return 0;
+    if ((!strcmp(b, "cat") || !strcmp(b, "tee")) && doc && cmd->nwords <= 2)
+        return add_file(lw, file->text, doc->resolved ? doc->text : NULL, doc->reason);
+    if (!strcmp(b, "echo") && cmd->nwords > 1 && cmd->words[1].text[0] != '-') {
+        const char *why = NULL;
+        char *text = echo_text(cmd, &why);
+        int rc = text || why ? add_file(lw, file->text, text, why) : -ENOMEM;
+        free(text);
+        return rc;
+    }
+    return 0;
+}
+
+/* cd DIR: the directory of the following commands at this depth. */
+static void note_cd(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    char *cwd = lw->cwd[cmd->depth];
+    const struct tg_sh_word *dir = cmd->nwords > 1 ? &cmd->words[1] : NULL;
+    if (dir && dir->resolved && strcmp(dir->text, "-") && dir->text[0] != '~') {
+        char next[CWD_MAX];
+        tg_plan_path(cwd[0] ? cwd : NULL, dir->text, next, sizeof(next));
+        snprintf(cwd, CWD_MAX, "%s", next);
+    } else {
+        snprintf(cwd, CWD_MAX, "?cd%d", ++lw->lost);
+    }
+}
+
+/* Keeps the directory of each depth as the walk enters and leaves nested scripts, and notes
+ * the files and directories the script's own commands make. */
+static int track(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    for (int d = lw->depth + 1; d <= cmd->depth && d <= TG_SH_MAX_DEPTH; d++)
+        memcpy(lw->cwd[d], lw->cwd[d - 1], CWD_MAX);
+    lw->depth = cmd->depth;
+    if (!cmd->words[0].resolved)
+        return 0;
+    if (!strcmp(cmd->words[0].text, "cd")) {
+        note_cd(lw, cmd);
+        return 0;
+    }
+    return note_written(lw, cmd);
+}
+
 /* ---- the reader table -------------------------------------------------------------------------
  * One row per kind of launch. The next readers (torchrun, python -m torch.distributed.run and
  * torch.distributed.launch, deepspeed, accelerate launch, Megatron/NeMo training scripts) are a
  * row here, a file beside mpirun.c, and an array in struct tg_launch. */
 static const struct launch_reader readers[] = {
     {"MPI launchers", tg_launcher_is_mpi, mpi_mentions, read_mpirun},
+    /* after the launchers it builds on: it reads the program they start */
+    {"the parallel plan", tg_plan_is_command, plan_mentions, read_plan},
 };
 
+/* Every row whose command word matches reads the command, in table order. */
 static int on_command(void *ctx, const struct tg_sh_cmd *cmd)
 {
+    int rc = track(ctx, cmd);
     if (!cmd->words[0].resolved)
-        return 0; /* $MPIRUN: what runs is unknown, and never guessed */
-    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+        return rc; /* $MPIRUN: what runs is unknown, and never guessed */
+    for (size_t i = 0; rc == 0 && i < sizeof(readers) / sizeof(readers[0]); i++) {
         if (readers[i].is(cmd->words[0].text))
-            return readers[i].read(ctx, cmd);
+            rc = readers[i].read(ctx, cmd);
     }
-    return 0;
+    return rc;
 }
 
 /* ---- walks ------------------------------------------------------------------------------------*/
@@ -96,6 +247,7 @@ void tg_launch_release(struct tg_launch *l)
     for (size_t i = 0; i < l->nruns; i++)
         tg_mpirun_release(&l->runs[i]);
     free(l->runs);
+    free(l->plans);
     tg_launch_init(l);
 }
 
@@ -108,23 +260,43 @@ static void take_error(struct tg_launch *out, const struct tg_sh_walk *wk)
     snprintf(out->error, sizeof(out->error), "%s", wk->error);
 }
 
-int tg_launch_parse_words(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
-                          enum tg_mpi_impl impl, struct tg_launch *out)
+static void walk_release(struct launch_walk *lw)
+{
+    for (size_t i = 0; i < lw->nfiles; i++) {
+        free((char *)lw->files[i].path);
+        free((char *)lw->files[i].content);
+        free((char *)lw->files[i].why);
+    }
+    free(lw->files);
+}
+
+int tg_launch_parse_words_in(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
+                             enum tg_mpi_impl impl, const char *workdir, struct tg_launch *out)
 {
     struct launch_walk lw = {.impl = impl, .out = out};
     struct tg_sh_walk wk = {.on_command = on_command, .ctx = &lw};
+    if (workdir && workdir[0] == '/')
+        tg_plan_path(NULL, workdir, lw.cwd[0], CWD_MAX);
     int rc = tg_sh_walk_words(&wk, argv, argc, vars);
     take_error(out, &wk);
+    walk_release(&lw);
     return rc;
+}
+
+int tg_launch_parse_words(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
+                          enum tg_mpi_impl impl, struct tg_launch *out)
+{
+    return tg_launch_parse_words_in(argv, argc, vars, impl, NULL, out);
 }
 
 int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
                            int depth, struct tg_launch *out)
 {
-    struct launch_walk lw = {.impl = impl, .out = out};
+    struct launch_walk lw = {.impl = impl, .out = out, .depth = depth};
     struct tg_sh_walk wk = {.on_command = on_command, .ctx = &lw};
-    int rc = tg_sh_walk_script(&wk, script, vars, depth);
+    int rc = depth <= TG_SH_MAX_DEPTH ? tg_sh_walk_script(&wk, script, vars, depth) : 0;
     take_error(out, &wk);
+    walk_release(&lw);
     return rc;
 }
 
@@ -253,7 +425,9 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
         goto out;
     }
     if (rc == 0)
-        rc = tg_launch_parse_words(words, n, &vars, impl, out);
+        rc = tg_launch_parse_words_in(words, n, &vars, impl,
+                                      json_string_value(json_object_get(container, "workingDir")),
+                                      out);
 out:
     for (size_t i = 0; i < n; i++) {
         free(words[i].text);

@@ -724,8 +724,10 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
             size_t j = i;
             while (j < argc && strcmp(argv[j].text, ":") != 0)
                 j++;
-            if (j >= argc || run->horovod)
+            if (j >= argc || run->horovod) {
+                run->prog = run->mpmd ? 0 : i;
                 break;
+            }
             add_counts(&run->np, &ctx_np, first_ctx);
             first_ctx = false;
             run->mpmd = true;

@@ -1,0 +1,313 @@
+/* test_plan.c -- the plan reader: launch lines of Megatron, Megatron-DeepSpeed, NeMo 1 and 2,
+ * Hugging Face Trainer and DeepSpeed through the container walk (Kubernetes expansion, the shell,
+ * the launchers), and what each plan value is read as. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tg/launch.h"
+
+/* Expected value: NULL not checked; "-" absent; "?" unknown (with a reason); "auto"; "8" set;
+ * "=8" set from a default (its source names no flag). */
+struct pv {
+    const char *tp, *pp, *cp, *ep, *etp, *sp, *micro, *gbs, *accum, *nodes, *devices;
+};
+
+struct pcase {
+    const char *name;
+    const char *container; /* JSON */
+    int nplans;
+    int plan;               /* which plan is checked */
+    enum tg_plan_fw fw;
+    const char *launcher;   /* "mpi", "deepspeed", "accelerate", "nemo", "direct" */
+    struct pv v;
+    const char *ds;         /* DeepSpeed JSON "train/micro/gas" as values above, e.g. "128/4/2" */
+    const char *extra;      /* other checks, see check_extra */
+};
+
+static const struct pcase cases[] = {
+    {.name = "Megatron flags in both spellings on python pretrain_gpt.py",
+     .container = "{\"command\": [\"python\", \"-u\", \"/workspace/Megatron-LM/pretrain_gpt.py\","
+                  " \"--tensor-model-parallel-size\", \"8\", \"--pipeline-model-parallel-size=4\","
+                  " \"--micro-batch-size\", \"1\", \"--global-batch-size\", \"64\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .launcher = "direct",
+     .v = {.tp = "8", .pp = "4", .cp = "=1", .ep = "=1", .etp = "-", .micro = "1", .gbs = "64"},
+     .extra = "program=pretrain_gpt.py"},
+    {.name = "a bash script with variables, field splitting and an array",
+     .container = "{\"command\": [\"bash\", \"-c\"], \"args\": [\"TP=2\\nPP=4\\n"
+                  "PAR=\\\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP\\\"\\n"
+                  "BATCH=(--micro-batch-size 2 --global-batch-size 256 --rampup-batch-size 16 16 100)\\n"
+                  "python3 pretrain_gpt.py $PAR ${BATCH[@]} --decrease-batch-size-if-needed "
+                  "--context-parallel-size=2 --expert-model-parallel-size 4 "
+                  "--expert-tensor-parallel-size 1\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "2", .pp = "4", .cp = "2", .ep = "4", .etp = "1", .micro = "2", .gbs = "256"},
+     .extra = "decrease rampup=16"},
+    {.name = "an unset variable leaves that value unknown, the others read",
+     .container = "{\"command\": [\"bash\", \"-c\", \"python pretrain_gpt.py "
+                  "--tensor-model-parallel-size 8 --global-batch-size $GBS --micro-batch-size 1\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "8", .gbs = "?", .micro = "1"}},
+    {.name = "an unknown word where flags stand makes every absent value unknown",
+     .container = "{\"command\": [\"bash\", \"-c\", \"python pretrain_gpt.py $MODEL_ARGS "
+                  "--micro-batch-size 1\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "?", .pp = "?", .cp = "?", .micro = "1", .gbs = "?"}},
+    {.name = "$(VAR) from the container env and valueFrom",
+     .container = "{\"env\": [{\"name\": \"TP\", \"value\": \"4\"}, {\"name\": \"PP\", "
+                  "\"valueFrom\": {\"configMapKeyRef\": {\"name\": \"c\", \"key\": \"pp\"}}}],"
+                  " \"command\": [\"python\", \"pretrain_gpt.py\", "
+                  "\"--tensor-model-parallel-size=$(TP)\", \"--pipeline-model-parallel-size=$(PP)\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "4", .pp = "?"},
+     .extra = "why:pp=valueFrom"},
+    {.name = "Megatron --yaml-cfg: what the line does not say is in the file",
+     .container = "{\"command\": [\"python\", \"pretrain_gpt.py\", \"--yaml-cfg\", \"/c/gpt.yaml\","
+                  " \"--micro-batch-size\", \"2\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "?", .pp = "?", .micro = "2", .gbs = "?"}},
+    {.name = "Megatron v1 --model-parallel-size and --batch-size",
+     .container = "{\"command\": [\"python\", \"-m\", \"pretrain_gpt2\", \"--model-parallel-size\", "
+                  "\"2\", \"--batch-size\", \"8\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .v = {.tp = "2", .micro = "8", .gbs = "-"},
+     .extra = "v1"},
+    {.name = "NeMo 1 overrides under mpirun, with + and ++ prefixes",
+     .container = "{\"command\": [\"mpirun\", \"-np\", \"16\", \"--bind-to\", \"none\", \"python3\","
+                  " \"/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py\","
+                  " \"trainer.devices=8\", \"trainer.num_nodes=2\", "
+                  "\"model.tensor_model_parallel_size=4\", \"++model.context_parallel_size=2\","
+                  " \"+model.expert_model_parallel_size='2'\", \"model.global_batch_size=32\","
+                  " \"trainer.accumulate_grad_batches=1\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_NEMO1,
+     .launcher = "mpi",
+     .v = {.tp = "4", .pp = "=1", .cp = "2", .ep = "2", .micro = "=4", .gbs = "32", .accum = "1",
+           .nodes = "2", .devices = "8"},
+     .extra = "megatron_model"},
+    {.name = "NeMo 1 Launcher: python with --config-path and one override",
+     .container = "{\"command\": [\"python\", \"/opt/NeMo/examples/nlp/language_modeling/"
+                  "megatron_gpt_pretraining.py\", \"--config-path=/config\", \"--config-name\","
+                  " \"config.yaml\", \"model.tensor_model_parallel_size=8\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_NEMO1,
+     .v = {.tp = "8", .pp = "?", .cp = "?", .micro = "?", .gbs = "?", .devices = "?"}},
+    {.name = "NeMo 2 CLI: the recipe hides what is not overridden",
+     .container = "{\"command\": [\"nemo\", \"llm\", \"pretrain\", \"--factory\", \"llama3_8b\", "
+                  "\"-y\", \"trainer.num_nodes=1\", \"trainer.devices=8\", "
+                  "\"trainer.strategy.tensor_model_parallel_size=2\", \"data.global_batch_size=16\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_NEMO2,
+     .launcher = "nemo",
+     .v = {.tp = "2", .pp = "?", .cp = "?", .micro = "?", .gbs = "16", .nodes = "1",
+           .devices = "8"},
+     .extra = "recipe=llama3_8b"},
+    {.name = "Megatron-DeepSpeed under the DeepSpeed launcher with a here-document JSON",
+     .container = "{\"workingDir\": \"/w\", \"command\": [\"bash\", \"-c\", \"GBS=16\\n"
+                  "mkdir -p /fsx/r && cd /fsx/r\\n"
+                  "cat <<EOF > ds_config.json\\n{\\\"train_batch_size\\\": $GBS, "
+                  "\\\"train_micro_batch_size_per_gpu\\\": 2}\\nEOF\\n"
+                  "deepspeed --hostfile /etc/mpi/hostfile --launcher openmpi --num_nodes 2 "
+                  "--num_gpus=8 /w/pretrain_gpt.py --tensor-model-parallel-size 4 "
+                  "--ds-sequence-parallel-size 2 --deepspeed --deepspeed_config ds_config.json\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON_DS,
+     .launcher = "deepspeed",
+     .v = {.tp = "4", .sp = "2", .pp = "=1"},
+     .ds = "16/2/-",
+     .extra = "ds_nodes=2 ds_gpus=8 hostfile=/etc/mpi/hostfile"},
+    {.name = "a relative DeepSpeed JSON path against workingDir, the file written before",
+     .container = "{\"workingDir\": \"/workspace/mds\", \"command\": [\"bash\", \"-c\", "
+                  "\"DS=./tmp/ds.json\\ncat <<'EOT' > $DS\\n{\\\"train_batch_size\\\": \\\"auto\\\"}"
+                  "\\nEOT\\npython pretrain_gpt.py --deepspeed_config=tmp/../tmp/ds.json "
+                  "--micro-batch-size 1\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON_DS,
+     .ds = "auto/-/-"},
+    {.name = "a DeepSpeed JSON the script did not write is unknown",
+     .container = "{\"command\": [\"deepspeed\", \"--num_gpus\", \"8\", \"train.py\", "
+                  "\"--deepspeed\", \"--deepspeed_config\", \"/etc/ds/ds.json\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_DEEPSPEED,
+     .launcher = "deepspeed",
+     .ds = "?/?/?"},
+    {.name = "accelerate launch with hyphens, HF flags and an inline --deepspeed JSON",
+     .container = "{\"command\": [\"bash\", \"-c\", \"accelerate launch --num-processes=16 "
+                  "--num_machines 2 --machine_rank \\\"$RANK\\\" --multi_gpu run_clm.py "
+                  "--per_device_train_batch_size 4 --gradient_accumulation_steps 2 --deepspeed "
+                  "'{\\\"train_batch_size\\\": 128, \\\"train_micro_batch_size_per_gpu\\\": "
+                  "\\\"auto\\\", \\\"gradient_accumulation_steps\\\": 2}'\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_HF,
+     .launcher = "accelerate",
+     .v = {.micro = "4", .accum = "2"},
+     .ds = "128/auto/2",
+     .extra = "acc_procs=16 acc_machines=2 program=run_clm.py"},
+    {.name = "HF without --per_device_train_batch_size: the script's default is unknown",
+     .container = "{\"command\": [\"python\", \"train.py\", \"--gradient-accumulation-steps=4\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_HF,
+     .v = {.micro = "?", .accum = "4"}},
+    {.name = "a program without plan flags under a launcher is kept (for the world size)",
+     .container = "{\"command\": [\"deepspeed\", \"--num_gpus\", \"4\", \"train.py\", \"--lr\", "
+                  "\"1e-4\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_NONE,
+     .launcher = "deepspeed"},
+    {.name = "a plain python script without plan flags is no plan",
+     .container = "{\"command\": [\"python\", \"train.py\", \"--batch\", \"4\"]}",
+     .nplans = 0},
+    {.name = "mpirun's own options are not the program's; MPMD is not read",
+     .container = "{\"command\": [\"bash\", \"-c\", \"mpirun -np 2 hostname\\n"
+                  "mpirun -np 4 --micro-batch-size 9 python pretrain_gpt.py --micro-batch-size 2\\n"
+                  "mpirun -np 1 python a.py --micro-batch-size 1 : -np 1 python b.py\"]}",
+     .nplans = 2,
+     .plan = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .launcher = "mpi",
+     .v = {.micro = "2"}},
+};
+
+static void check_value(const char *name, const char *what, const struct tg_plan_value *v,
+                        const char *want)
+{
+    if (!want)
+        return;
+    if (!strcmp(want, "-")) {
+        ck_assert_msg(v->state == TG_PV_ABSENT, "%s: %s state %d, want absent", name, what,
+                      v->state);
+    } else if (!strcmp(want, "?")) {
+        ck_assert_msg(v->state == TG_PV_UNKNOWN && v->why[0], "%s: %s state %d, want unknown",
+                      name, what, v->state);
+    } else if (!strcmp(want, "auto")) {
+        ck_assert_msg(v->state == TG_PV_AUTO, "%s: %s state %d, want auto", name, what, v->state);
+    } else {
+        bool dflt = want[0] == '=';
+        ck_assert_msg(v->state == TG_PV_SET, "%s: %s state %d (%s), want set", name, what,
+                      v->state, v->why);
+        ck_assert_msg(v->value == atoll(want + dflt), "%s: %s is %lld, want %s", name, what,
+                      v->value, want);
+        ck_assert_msg(dflt == (strstr(v->src, "default") != NULL), "%s: %s source '%s'", name,
+                      what, v->src);
+    }
+}
+
+static void check_ds(const struct pcase *c, const struct tg_plan *p)
+{
+    char want[64];
+    if (!c->ds)
+        return;
+    ck_assert_msg(p->dscfg.given, "%s: no DeepSpeed config", c->name);
+    snprintf(want, sizeof(want), "%s", c->ds);
+    char *micro = strchr(want, '/');
+    char *gas = strchr(micro + 1, '/');
+    *micro++ = '\0';
+    *gas++ = '\0';
+    check_value(c->name, "train_batch_size", &p->dscfg.train, want);
+    check_value(c->name, "train_micro_batch_size_per_gpu", &p->dscfg.micro, micro);
+    check_value(c->name, "gradient_accumulation_steps", &p->dscfg.gas, gas);
+}
+
+static void check_launcher(const struct pcase *c, const struct tg_plan *p)
+{
+    if (!c->launcher)
+        return;
+    bool ok = !strcmp(c->launcher, "mpi")          ? p->mpi
+              : !strcmp(c->launcher, "deepspeed")  ? p->deepspeed
+              : !strcmp(c->launcher, "accelerate") ? p->accelerate
+              : !strcmp(c->launcher, "nemo")       ? p->nemo_cli
+                                                   : p->direct;
+    ck_assert_msg(ok, "%s: launcher is not %s", c->name, c->launcher);
+}
+
+/* extra: space-separated checks: program=X decrease rampup=N v1 megatron_model recipe=X
+ * ds_nodes=N ds_gpus=N hostfile=P acc_procs=N acc_machines=N why:VALUE=TEXT */
+static void check_extra(const struct pcase *c, const struct tg_plan *p)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", c->extra ? c->extra : "");
+    for (char *save, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(t, '=');
+        const char *val = eq ? eq + 1 : "";
+        if (!strncmp(t, "program=", 8))
+            ck_assert_str_eq(p->program, val);
+        else if (!strcmp(t, "decrease"))
+            ck_assert(p->decrease_if_needed);
+        else if (!strncmp(t, "rampup=", 7))
+            check_value(c->name, "rampup", &p->rampup, val);
+        else if (!strcmp(t, "v1"))
+            ck_assert(p->v1_batch);
+        else if (!strcmp(t, "megatron_model"))
+            ck_assert(p->megatron_model);
+        else if (!strncmp(t, "recipe=", 7))
+            ck_assert_str_eq(p->recipe, val);
+        else if (!strncmp(t, "ds_nodes=", 9))
+            check_value(c->name, "--num_nodes", &p->ds.num_nodes, val);
+        else if (!strncmp(t, "ds_gpus=", 8))
+            check_value(c->name, "--num_gpus", &p->ds.num_gpus, val);
+        else if (!strncmp(t, "hostfile=", 9))
+            ck_assert_str_eq(p->ds.hostfile, val);
+        else if (!strncmp(t, "acc_procs=", 10))
+            check_value(c->name, "--num_processes", &p->acc.num_processes, val);
+        else if (!strncmp(t, "acc_machines=", 13))
+            check_value(c->name, "--num_machines", &p->acc.num_machines, val);
+        else if (!strncmp(t, "why:pp=", 7))
+            ck_assert_msg(strstr(p->pp.why, val), "%s: pp why '%s'", c->name, p->pp.why);
+        else
+            ck_abort_msg("%s: unknown check %s", c->name, t);
+    }
+}
+
+START_TEST(plan_reads_the_launch_line)
+{
+    const struct pcase *c = &cases[_i];
+    json_error_t err;
+    json_t *ctr = json_loads(c->container, 0, &err);
+    ck_assert_msg(ctr != NULL, "%s: %s", c->name, err.text);
+    struct tg_launch l;
+    tg_launch_init(&l);
+    ck_assert_int_eq(tg_launch_parse_container(ctr, TG_MPI_OPENMPI, &l), 0);
+    ck_assert_msg(l.nplans == (size_t)c->nplans, "%s: %zu plans, want %d", c->name, l.nplans,
+                  c->nplans);
+    if (c->nplans) {
+        const struct tg_plan *p = &l.plans[c->plan];
+        const struct pv *v = &c->v;
+        ck_assert_msg(p->fw == c->fw, "%s: framework %d, want %d", c->name, p->fw, c->fw);
+        check_launcher(c, p);
+        check_value(c->name, "tp", &p->tp, v->tp);
+        check_value(c->name, "pp", &p->pp, v->pp);
+        check_value(c->name, "cp", &p->cp, v->cp);
+        check_value(c->name, "ep", &p->ep, v->ep);
+        check_value(c->name, "etp", &p->etp, v->etp);
+        check_value(c->name, "ds_sp", &p->ds_sp, v->sp);
+        check_value(c->name, "micro", &p->micro, v->micro);
+        check_value(c->name, "gbs", &p->gbs, v->gbs);
+        check_value(c->name, "accum", &p->accum, v->accum);
+        check_value(c->name, "nodes", &p->nodes, v->nodes);
+        check_value(c->name, "devices", &p->devices, v->devices);
+        check_ds(c, p);
+        check_extra(c, p);
+    }
+    tg_launch_release(&l);
+    json_decref(ctr);
+}
+END_TEST
+
+Suite *tg_test_plan_suite(void);
+Suite *tg_test_plan_suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("reader");
+    tcase_add_loop_test(tc, plan_reads_the_launch_line, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    suite_add_tcase(s, tc);
+    return s;
+}
