@@ -32,6 +32,10 @@ struct tg_eval {
     json_t *notes;                  /* array of strings: mutator remarks that become warnings */
     bool offline;                   /* `trainguard check`: the manifest as written, no defaulting */
     struct tg_launch_memo *launches; /* parsed launcher command lines (src/rules/launch_memo.c) */
+    /* The parallel plan as the plan rules read it (src/rules/plan.c), for `check --explain` and
+     * the report; NULL until a rule fills them, owned by the evaluation's caller. */
+    json_t *explain;    /* object: role name -> the plan of that role */
+    json_t *unresolved; /* array of {what, why}: values the rules could not read */
     int error;                       /* first -errno hit (-ENOMEM); evaluation then fails */
 };
 

@@ -25,6 +25,8 @@ struct tg_result {
     json_t *audit;         /* object: auditAnnotations; never NULL (may be empty) */
     struct tg_patch patch; /* ops to return (empty when none, and always in audit mode) */
     json_t *would_patch;   /* array of the pointers that would change (audit), or NULL */
+    json_t *explain;       /* the parallel plan per role (object), or NULL: none read */
+    json_t *unresolved;    /* array of {what, why} the rules could not read, or NULL */
     struct tg_findings findings;
 };
 

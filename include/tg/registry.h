@@ -27,6 +27,7 @@ extern const size_t tg_mutator_count;
 int tg_rules_efa(struct tg_eval *ev);
 int tg_rules_zone(struct tg_eval *ev);
 int tg_rules_mpi(struct tg_eval *ev);
+int tg_rules_plan(struct tg_eval *ev);
 int tg_rules_gang(struct tg_eval *ev);
 int tg_rules_nodeset(struct tg_eval *ev);
 int tg_rules_karpenter(struct tg_eval *ev);

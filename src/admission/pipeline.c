@@ -309,6 +309,8 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
     }
     tg_eval_launch_release(&ev);
     tg_workload_release(&wl);
+    res->explain = ev.explain;
+    res->unresolved = ev.unresolved;
     if (rc < 0)
         goto fail;
     tg_findings_sort(&res->findings);
@@ -332,6 +334,8 @@ void tg_result_release(struct tg_result *res)
     json_decref(res->warnings);
     json_decref(res->audit);
     json_decref(res->would_patch);
+    json_decref(res->explain);
+    json_decref(res->unresolved);
     tg_patch_release(&res->patch);
     tg_findings_release(&res->findings);
     memset(res, 0, sizeof(*res));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tg/launch.h"
+#include "tg/mpi.h"
 #include "tg/launch_memo.h"
 #include "tg/mpirun.h"
 #include "tg/obj.h"
@@ -155,16 +156,7 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
 
 /* ---- slots and the launcher command line (api-facts 2.8) ------------------------------------ */
 
-struct slots {
-    long long per_worker, workers, total;
-    long long nodes; /* hosts in the hostfile: workers (+ the launcher) */
-    char what[96];   /* "slotsPerWorker 8 x 2 workers" */
-};
-
-/* The slots the operator's hostfile offers; false when they are not known. launcher_host: the
- * launcher is a line of the hostfile (runLauncherAsWorker, or training-operator's GPU launcher,
- * docs/references.md#ref-trainingop). */
-static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct slots *s)
+static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct tg_mpi_slots *s)
 {
     s->per_worker = m->slots_per_worker;
     s->workers = m->worker ? m->worker->replicas : 0;
@@ -189,6 +181,22 @@ static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct slots
     return true;
 }
 
+/* Is the launcher a host of the hostfile: runLauncherAsWorker, or training-operator's launcher
+ * that runs ranks itself (docs/references.md#ref-trainingop). */
+static bool launcher_is_host(struct tg_eval *ev, const struct tg_mpi *m)
+{
+    return m->run_launcher_as_worker ||
+           (m->v1 && m->worker && m->launcher && tg_template_launcher_only(ev, m->launcher) == 0);
+}
+
+int tg_mpi_slots(struct tg_eval *ev, const struct tg_workload *wl, struct tg_mpi_slots *s)
+{
+    if (wl->kind != TG_KIND_MPIJOB)
+        return 0;
+    bool host = launcher_is_host(ev, &wl->mpi);
+    return ev->error ? ev->error : count_slots(&wl->mpi, host, s) ? 1 : 0;
+}
+
 /* The path of the command/args item that holds the launcher (or its script). */
 static void run_field(const struct tg_container *c, size_t item, struct tg_path *p)
 {
@@ -199,7 +207,7 @@ static void run_field(const struct tg_container *c, size_t item, struct tg_path 
 }
 
 static void check_unresolved(struct tg_eval *ev, const char *field, const struct tg_mpirun *r,
-                             const struct slots *s)
+                             const struct tg_mpi_slots *s)
 {
     if (r->np.set && !r->np.resolved)
         tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
@@ -248,7 +256,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
  * only the largest (largest) is judged for idle slots. Hydra launchers (Intel MPI, MPICH)
  * oversubscribe instead of failing: their overruns are warnings at most (SPEC 10). */
 static void check_run(struct tg_eval *ev, const struct tg_container *lc, const struct tg_mpirun *r,
-                      const struct slots *s, bool largest)
+                      const struct tg_mpi_slots *s, bool largest)
 {
     struct tg_path p;
     run_field(lc, r->argv_index, &p);
@@ -483,7 +491,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     const struct tg_container *lc = main_container(m->launcher);
     enum tg_mpi_impl impl;
     const struct tg_launch *l;
-    struct slots s;
+    struct tg_mpi_slots s;
     int rc;
     /* every launcher container's line is read (here and by the EFA rules) */
     for (size_t i = 0; m->launcher && i < m->launcher->ncontainers; i++)
@@ -492,8 +500,7 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
         return 0; /* an unknown implementation is refused by the operator's enum */
     if ((rc = tg_eval_launch(ev, lc, impl, &l)) < 0)
         return rc;
-    bool launcher_host = m->run_launcher_as_worker ||
-                         (m->v1 && m->worker && tg_template_launcher_only(ev, m->launcher) == 0);
+    bool launcher_host = launcher_is_host(ev, m);
     size_t largest = 0;
     for (size_t i = 1; i < l->nruns; i++) {
         const struct tg_launch_value *a = &l->runs[i].np, *b = &l->runs[largest].np;

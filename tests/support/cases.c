@@ -426,6 +426,47 @@ static void check_patch(const char *name, json_t *c, json_t *expect, struct tg_p
     json_decref(doc);
 }
 
+/* ---- the parallel plan (--explain and unresolved) ------------------------------------------ */
+
+/* expect.explain: {role: {world, tp, pp, cp, ep, dp, micro, accumulation, globalBatch}} (a
+ * subset per role): each value must be what the report says for that role; `world` is the
+ * report's worldSize. */
+static void check_explain(const char *name, json_t *want, const struct tg_result *res)
+{
+    const char *role, *key;
+    json_t *plan, *v;
+    json_object_foreach (want, role, plan) {
+        json_t *got = json_object_get(res->explain, role);
+        char *dump = res->explain ? json_dumps(res->explain, JSON_COMPACT) : NULL;
+        ck_assert_msg(got != NULL, "%s: no plan for role %s in %s", name, role,
+                      dump ? dump : "(no explain)");
+        json_object_foreach (plan, key, v) {
+            json_t *g = json_object_get(got, strcmp(key, "world") ? key : "worldSize");
+            ck_assert_msg(g && json_equal(g, v), "%s: %s.%s is %s, expected %lld (plan %s)", name,
+                          role, key, g && json_is_integer(g) ? "another number" : "not a number",
+                          (long long)json_integer_value(v), dump ? dump : "");
+        }
+        free(dump);
+    }
+}
+
+/* expect.unresolved: names that must be listed as `what` in the report's unresolved. */
+static void check_unresolved(const char *name, json_t *want, const struct tg_result *res)
+{
+    size_t i, k;
+    json_t *w, *u;
+    json_array_foreach (want, i, w) {
+        bool found = false;
+        json_array_foreach (res->unresolved, k, u) {
+            found |= json_equal(json_object_get(u, "what"), w);
+        }
+        char *dump = res->unresolved ? json_dumps(res->unresolved, JSON_COMPACT) : NULL;
+        ck_assert_msg(found, "%s: %s is not listed as unresolved: %s", name, json_string_value(w),
+                      dump ? dump : "(none)");
+        free(dump);
+    }
+}
+
 static void run_one(json_t *root, json_t *c)
 {
     struct tg_review rv;
@@ -458,6 +499,10 @@ static void run_one(json_t *root, json_t *c)
     json_t *findings = json_object_get(expect, "findings");
     if (findings)
         check_findings(name, json_object_get(root, "rules"), findings, &res);
+    if (json_object_get(expect, "explain"))
+        check_explain(name, json_object_get(expect, "explain"), &res);
+    if (json_object_get(expect, "unresolved"))
+        check_unresolved(name, json_object_get(expect, "unresolved"), &res);
     json_t *warnings = json_object_get(expect, "warnings");
     if (warnings)
         ck_assert_msg(json_array_size(res.warnings) == (size_t)json_integer_value(warnings),

@@ -1,0 +1,24 @@
+/* mpi.h -- what the MPI rules (src/rules/mpi.c) know of an MPIJob that other rule families use:
+ * the slots of the hostfile the operator writes (api-facts 2.8; docs/references.md
+ * #ref-mpi-launcher-container). */
+#ifndef TG_MPI_H
+#define TG_MPI_H
+
+#include <stdbool.h>
+
+#include "tg/eval.h"
+#include "tg/workload.h"
+
+/* The hostfile of an MPIJob: per_worker slots on each of its hosts. */
+struct tg_mpi_slots {
+    long long per_worker, workers, total;
+    long long nodes; /* hosts in the hostfile: workers (+ the launcher) */
+    char what[96];   /* "slotsPerWorker 8 x 2 workers" */
+};
+
+/* The slots of MPIJob wl's hostfile: the workers and, when it is a host of the hostfile too
+ * (runLauncherAsWorker, or training-operator's GPU launcher), the launcher. Returns 1 with *s
+ * filled, 0 when they are not known (replicas unusable, a launcher-only job), -ENOMEM. */
+int tg_mpi_slots(struct tg_eval *ev, const struct tg_workload *wl, struct tg_mpi_slots *s);
+
+#endif

@@ -1,0 +1,659 @@
+/* plan.c -- the plan.* rules (SPEC 11 "The parallel plan"): plan.world-size, plan.global-batch
+ * and plan.tp-across-nodes over the plans read from each container's launch line
+ * (include/tg/plan.h), with the world from include/tg/plan_world.h; and the plan per role and what
+ * is unresolved, for `check --explain` and the report.
+ *
+ * Arithmetic (docs/references.md#ref-plan; the sources win over SPEC 11 where they differ):
+ * - Megatron: world % (TP x PP x CP) == 0 (CP includes Megatron-DeepSpeed's sequence parallel
+ *   size); DP = world / (TP x PP x CP). Megatron-DeepSpeed (and Megatron-LM before core 0.9)
+ *   first clamp TP to the world and PP to world / TP.
+ * - Experts: from core 0.10 (MoE parallel folding) ETP x EP x PP must divide the world (ETP
+ *   defaults to TP); before it DP % EP == 0 (DeepSpeed-MoE keeps that rule). A line with
+ *   --expert-tensor-parallel-size runs 0.10 or later; an image tag core_r0.N tells the version;
+ *   otherwise only a plan that fails under both rules is denied.
+ * - Global batch: GBS % (micro x DP) == 0; --decrease-batch-size-if-needed rounds down but still
+ *   needs GBS >= micro x DP; with rampup the final GBS counts; NeMo's Megatron models need
+ *   trainer.accumulate_grad_batches 1. DeepSpeed: train_batch_size == micro x gas x DP after
+ *   deriving a missing value by floor division; the Hugging Face Trainer stops when an explicit
+ *   JSON value contradicts its own (per-device batch, accumulation, world x both).
+ * - No finding rests on an unknown value: a check with unknowns fails only when it fails for
+ *   every value they could take. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/instances.h"
+#include "tg/launch.h"
+#include "tg/launch_memo.h"
+#include "tg/obj.h"
+#include "tg/plan_world.h"
+#include "tg/pod.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
+#include "tg/roles.h"
+
+/* ---- the plan of one launch, worked out --------------------------------------------------------*/
+
+/* A size as the check uses it: known (and its value), or not. */
+struct num {
+    bool known;
+    long long v;
+};
+
+struct worked {
+    const struct tg_plan *p;
+    struct tg_plan_world world;
+    struct num tp, pp, cp, ep, etp; /* effective: defaults applied, CP x DS-SP, clamps */
+    struct num dp;
+    struct num micro, accum, gbs; /* for --explain */
+    bool sizes_known;             /* TP, PP and CP all known */
+    bool clamps;                  /* TP = min(TP, world), PP = min(PP, world / TP) first */
+    int mcore;                    /* Megatron-Core version from the image (major*100+minor), 0 */
+};
+
+static struct num num_of(const struct tg_plan_value *v)
+{
+    struct num n = {.known = v->state == TG_PV_SET, .v = v->value};
+    if (n.known && n.v <= 0)
+        n.known = false; /* 0 is refused by the framework itself, not a plan to compute with */
+    return n;
+}
+
+static bool megatron_family(enum tg_plan_fw fw)
+{
+    return fw == TG_PLAN_FW_MEGATRON || fw == TG_PLAN_FW_MEGATRON_DS || fw == TG_PLAN_FW_NEMO1 ||
+           fw == TG_PLAN_FW_NEMO2;
+}
+
+/* "core_r0.12", "core-v0.10.0", "core0.9" in the tag of an image whose name says megatron. */
+static int mcore_version(const char *image)
+{
+    const char *slash = strrchr(image, '/');
+    const char *name = slash ? slash + 1 : image;
+    const char *tag = strchr(name, ':');
+    if (!tag || !strstr(name, "megatron"))
+        return 0;
+    const char *c = strstr(tag, "core");
+    if (!c)
+        return 0;
+    c += 4;
+    c += *c == '-' || *c == '_';
+    c += *c == 'r' || *c == 'v';
+    char *end;
+    long major = strtol(c, &end, 10);
+    if (end == c || *end != '.')
+        return 0;
+    long minor = strtol(end + 1, &end, 10);
+    return major >= 0 && major < 100 && minor >= 0 && minor < 100 ? (int)(major * 100 + minor) : 0;
+}
+
+/* TP, PP, CP as the framework uses them. */
+static void effective_sizes(struct worked *k)
+{
+    const struct tg_plan *p = k->p;
+    k->tp = num_of(&p->tp);
+    k->pp = num_of(&p->pp);
+    k->cp = num_of(&p->cp);
+    k->ep = num_of(&p->ep);
+    k->etp = p->etp.state == TG_PV_ABSENT ? k->tp : num_of(&p->etp);
+    if (p->fw == TG_PLAN_FW_MEGATRON_DS) {
+        struct num sp = num_of(&p->ds_sp);
+        k->cp.known = k->cp.known && sp.known;
+        k->cp.v *= sp.v;
+    }
+    /* Megatron-DeepSpeed, and Megatron-LM up to core 0.8, clamp the arguments themselves before
+     * they check (NeMo's fake_initialize_model_parallel clamps too, but Megatron-Core's own
+     * initialisation then runs with the sizes as given) */
+    k->clamps = p->fw == TG_PLAN_FW_MEGATRON_DS ||
+                (p->fw == TG_PLAN_FW_MEGATRON && k->mcore > 0 && k->mcore < 9);
+    if (k->clamps && k->world.known && k->tp.known && k->pp.known) {
+        if (k->tp.v > k->world.n)
+            k->tp.v = k->world.n;
+        if (k->pp.v > k->world.n / k->tp.v)
+            k->pp.v = k->world.n / k->tp.v > 0 ? k->world.n / k->tp.v : 1;
+    }
+    k->sizes_known = k->tp.known && k->pp.known && k->cp.known;
+}
+
+/* DP for the Megatron family (when the world and the sizes are known and divide). */
+static void megatron_dp(struct worked *k)
+{
+    long long m = k->tp.v * k->pp.v * k->cp.v;
+    k->dp.known = k->world.known && k->sizes_known && m > 0 && k->world.n % m == 0;
+    k->dp.v = k->dp.known ? k->world.n / m : 0;
+}
+
+/* ---- findings, once per world ----------------------------------------------------------------*/
+
+#define MAX_SEEN 32
+
+struct seen {
+    struct {
+        enum tg_rule_id rule;
+        char *msg;
+    } v[MAX_SEEN];
+    size_t n;
+};
+
+static void seen_release(struct seen *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].msg);
+}
+
+/* The command/args item that holds the launch. */
+static void launch_field(const struct tg_container *c, size_t argv_index, struct tg_path *out)
+{
+    size_t ncmd = json_array_size(json_object_get(c->c, "command"));
+    tg_path_key(out, &c->path, argv_index < ncmd ? "command" : "args");
+    tg_path_index(out, out, argv_index < ncmd ? argv_index : argv_index - ncmd);
+}
+
+/* Reports msg under rule at the launch's field, unless the same finding was reported already
+ * (a PyTorchJob's Master and Worker run the same line). */
+static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
+                   const struct tg_container *c, const struct tg_plan *p, const char *msg)
+{
+    struct tg_path field;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].rule == rule && !strcmp(s->v[i].msg, msg))
+            return;
+    }
+    if (s->n < MAX_SEEN) {
+        s->v[s->n].msg = strdup(msg);
+        if (!s->v[s->n].msg) {
+            ev->error = ev->error ? ev->error : -ENOMEM;
+            return;
+        }
+        s->v[s->n++].rule = rule;
+    }
+    launch_field(c, p->argv_index, &field);
+    tg_report(ev, rule, field.field, "%s", msg);
+}
+
+/* ---- plan.world-size ------------------------------------------------------------------------*/
+
+/* "TP 8 x PP 4 x CP 1 = 32" with the unknown factors left out. */
+static long long model_size(const struct worked *k, char *buf, size_t len)
+{
+    const struct num *f[] = {&k->tp, &k->pp, &k->cp};
+    static const char *const names[] = {"TP", "PP", "CP"};
+    long long m = 1;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < 3; i++) {
+        if (!f[i]->known)
+            continue;
+        m *= f[i]->v;
+        int n = snprintf(buf + at, len - at, "%s%s %lld", at ? " x " : "", names[i], f[i]->v);
+        at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
+    }
+    snprintf(buf + at, len - at, " = %lld", m);
+    return m;
+}
+
+/* The world in words: "48 ranks (6 nodes x 8 GPUs)". */
+static void world_words(const struct tg_plan_world *w, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s", w->how);
+}
+
+/* A fix: the next world the model size divides, or a smaller PP (then TP) that divides it. */
+static void world_fix(const struct worked *k, long long m, char *buf, size_t len)
+{
+    long long up = (k->world.n / m + 1) * m;
+    int n = snprintf(buf, len, "use %lld ranks", up);
+    const struct num *f[] = {&k->pp, &k->tp};
+    static const char *const names[] = {"PP", "TP"};
+    for (size_t i = 0; i < 2 && n > 0 && (size_t)n < len; i++) {
+        if (!f[i]->known)
+            continue;
+        long long rest = m / f[i]->v;
+        for (long long v = f[i]->v - 1; v >= 1; v--) {
+            if (k->world.n % (rest * v) == 0) {
+                snprintf(buf + n, len - (size_t)n, " or %s %lld", names[i], v);
+                return;
+            }
+        }
+    }
+}
+
+static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
+                        const struct worked *k)
+{
+    char sizes[96], world[160], fix[64], msg[512];
+    /* with clamps, an unknown TP can always be clamped into a plan that runs */
+    if (!k->world.known || !megatron_family(k->p->fw) || (k->clamps && !k->tp.known))
+        return;
+    long long m = model_size(k, sizes, sizeof(sizes));
+    world_words(&k->world, world, sizeof(world));
+    if (m > 0 && k->world.n % m != 0) {
+        world_fix(k, m, fix, sizeof(fix));
+        snprintf(msg, sizeof(msg), "%s: %s%s does not divide %s: %s stops at start-up; %s",
+                 k->p->program, sizes, k->sizes_known ? "" : " (times the unknown sizes)", world,
+                 tg_plan_fw_name(k->p->fw), fix);
+        report(ev, s, TG_RULE_PLAN_WORLD_SIZE, c, k->p, msg);
+    }
+}
+
+/* The two expert rules; 1 when the plan fails (under the rule its version runs). */
+static void check_experts(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
+                          const struct worked *k)
+{
+    char msg[512];
+    if (!k->dp.known || !k->ep.known || k->ep.v <= 1 || !k->etp.known ||
+        !megatron_family(k->p->fw))
+        return;
+    long long grid = k->etp.v * k->ep.v * k->pp.v;
+    bool old_fail = k->dp.v % k->ep.v != 0;
+    bool new_fail = k->world.n % grid != 0;
+    bool folded = k->p->etp.state == TG_PV_SET || k->mcore >= 10;
+    bool before = k->p->fw == TG_PLAN_FW_MEGATRON_DS || (k->mcore > 0 && k->mcore < 10);
+    bool fail = folded ? new_fail : before ? old_fail : old_fail && new_fail;
+    if (!fail)
+        return;
+    char old_txt[160], new_txt[160];
+    snprintf(old_txt, sizeof(old_txt), "DP %lld is not divisible by EP %lld", k->dp.v, k->ep.v);
+    snprintf(new_txt, sizeof(new_txt), "expert TP %lld x EP %lld x PP %lld = %lld does not divide "
+             "%lld ranks", k->etp.v, k->ep.v, k->pp.v, grid, k->world.n);
+    snprintf(msg, sizeof(msg), "%s: %s%s%s: the expert groups cannot be formed and %s stops at "
+             "start-up; choose EP to divide %s",
+             k->p->program, folded ? new_txt : old_txt, !folded && !before ? ", and " : "",
+             !folded && !before ? new_txt : "", tg_plan_fw_name(k->p->fw),
+             folded ? "the ranks left by expert TP x PP" : "DP");
+    report(ev, s, TG_RULE_PLAN_WORLD_SIZE, c, k->p, msg);
+}
+
+/* ---- plan.global-batch ----------------------------------------------------------------------*/
+
+/* Megatron's GBS against micro x DP: a message in msg and 1 when it fails. */
+static int megatron_batch(const struct worked *k, char *msg, size_t len)
+{
+    const struct tg_plan *p = k->p;
+    if (p->fw == TG_PLAN_FW_NEMO1 && p->megatron_model && tg_pv_known(&p->accum) &&
+        p->accum.value != 1) {
+        snprintf(msg, len, "%s: %s: NeMo's Megatron models accumulate gradients themselves and "
+                 "stop unless trainer.accumulate_grad_batches is 1; set 1 (accumulation is "
+                 "global batch / (micro x DP))", p->program, p->accum.src);
+        return 1;
+    }
+    if (p->v1_batch || !k->gbs.known || !k->micro.known || p->gbs.state != TG_PV_SET)
+        return 0;
+    long long g = k->gbs.v, mi = k->micro.v;
+    long long dp = k->dp.known ? k->dp.v : 1; /* unknown DP: 1 is possible, the mildest */
+    long long md = mi * dp;
+    char unit[96];
+    if (k->dp.known)
+        snprintf(unit, sizeof(unit), "micro %lld x DP %lld = %lld", mi, dp, md);
+    else
+        snprintf(unit, sizeof(unit), "micro %lld (x any DP)", mi);
+    if (p->decrease_if_needed && g < md) {
+        snprintf(msg, len, "%s: global batch %lld is below %s: even with "
+                 "--decrease-batch-size-if-needed Megatron needs one micro-batch per DP rank; "
+                 "use at least %lld", p->program, g, unit, md);
+        return 1;
+    }
+    if (!p->decrease_if_needed && g % md != 0) {
+        snprintf(msg, len, "%s: global batch %lld%s is not divisible by %s: Megatron stops at "
+                 "start-up; use %lld%s", p->program, g, p->rampup.state == TG_PV_SET ?
+                 " (the end of the ramp-up)" : "", unit, (g / md + 1) * md,
+                 g / md > 0 ? " or a multiple of it" : "");
+        return 1;
+    }
+    return 0;
+}
+
+/* A DeepSpeed value after the Hugging Face Trainer fills "auto" (hf: the Trainer path). */
+static struct num ds_value(const struct tg_plan_value *v, bool hf, struct num filled)
+{
+    if (v->state == TG_PV_AUTO)
+        return hf ? filled : (struct num){0};
+    return num_of(v);
+}
+
+/* The Trainer's own values against an explicit JSON (transformers integrations/deepspeed.py
+ * fill_match and trainer_config_finalize). */
+static int hf_mismatch(const struct worked *k, char *msg, size_t len)
+{
+    const struct tg_plan *p = k->p;
+    const struct tg_plan_ds_config *d = &p->dscfg;
+    struct num m = num_of(&d->micro), g = num_of(&d->gas), t = num_of(&d->train);
+    struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
+    const char *fix = "set it to the Trainer's value or \"auto\"";
+    if (m.known && hm.known && m.v != hm.v) {
+        snprintf(msg, len, "%s contradicts --per_device_train_batch_size %lld: the Trainer stops "
+                 "(\"Please correct the following DeepSpeed config values\"); %s",
+                 d->micro.src, hm.v, fix);
+        return 1;
+    }
+    if (g.known && hg.known && g.v != hg.v) {
+        snprintf(msg, len, "%s contradicts --gradient_accumulation_steps %lld: the Trainer stops "
+                 "(\"Please correct the following DeepSpeed config values\"); %s",
+                 d->gas.src, hg.v, fix);
+        return 1;
+    }
+    if (t.known && hm.known && hg.known && k->world.known && t.v != k->world.n * hm.v * hg.v) {
+        snprintf(msg, len, "%s is not world %lld x --per_device_train_batch_size %lld x "
+                 "--gradient_accumulation_steps %lld = %lld: the Trainer stops; %s",
+                 d->train.src, k->world.n, hm.v, hg.v, k->world.n * hm.v * hg.v, fix);
+        return 1;
+    }
+    return 0;
+}
+
+/* DeepSpeed's own batch assertion over its JSON (runtime/config.py
+ * _set_batch_related_parameters, _batch_assertion). */
+static int ds_batch(const struct worked *k, char *msg, size_t len)
+{
+    const struct tg_plan *p = k->p;
+    const struct tg_plan_ds_config *d = &p->dscfg;
+    bool hf = p->fw == TG_PLAN_FW_HF;
+    struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
+    struct num tf = {.known = hm.known && hg.known && k->world.known,
+                     .v = hm.v * hg.v * (k->world.known ? k->world.n : 0)};
+    struct num t = ds_value(&d->train, hf, tf), m = ds_value(&d->micro, hf, hm),
+               g = ds_value(&d->gas, hf, hg);
+    if (!t.known || (!m.known && !g.known))
+        return 0;
+    if (!k->dp.known) {
+        /* any DP: fails for all of them only when the known factors do not divide */
+        long long f = (m.known ? m.v : 1) * (g.known ? g.v : 1);
+        if (t.v % f == 0)
+            return 0;
+        snprintf(msg, len, "%s is not a multiple of %s%s%s: no data-parallel size makes "
+                 "train_batch_size = micro x accumulation x DP, and DeepSpeed stops at start-up",
+                 d->train.src, m.known ? d->micro.src : "", m.known && g.known ? " x " : "",
+                 g.known ? d->gas.src : "");
+        return 1;
+    }
+    long long dp = k->dp.v;
+    long long mm = m.known ? m.v : (t.v / dp / g.v);
+    long long gg = g.known ? g.v : (t.v / mm / dp);
+    if (mm > 0 && gg > 0 && t.v == mm * gg * dp)
+        return 0;
+    snprintf(msg, len, "%s is not micro %lld x accumulation %lld x DP %lld = %lld%s: DeepSpeed "
+             "stops at start-up; use %lld", d->train.src, mm, gg, dp, mm * gg * dp,
+             m.known && g.known ? "" : " (DeepSpeed derives the missing value by rounding down)",
+             (mm > 0 ? mm : 1) * (gg > 0 ? gg : 1) * dp);
+    return 1;
+}
+
+static void check_batch(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
+                        const struct worked *k)
+{
+    char msg[512];
+    int fail = megatron_family(k->p->fw) ? megatron_batch(k, msg, sizeof(msg)) : 0;
+    if (!fail && k->p->fw == TG_PLAN_FW_HF && k->p->dscfg.given)
+        fail = hf_mismatch(k, msg, sizeof(msg));
+    if (!fail && k->p->dscfg.given &&
+        (k->p->fw == TG_PLAN_FW_HF || k->p->fw == TG_PLAN_FW_DEEPSPEED ||
+         k->p->fw == TG_PLAN_FW_MEGATRON_DS))
+        fail = ds_batch(k, msg, sizeof(msg));
+    if (fail)
+        report(ev, s, TG_RULE_PLAN_GLOBAL_BATCH, c, k->p, msg);
+}
+
+/* ---- plan.tp-across-nodes -------------------------------------------------------------------*/
+
+/* Pods held in one nvidia.com/gpu.clique (required pod affinity on that key) with a DRA claim
+ * (the IMEX channel of a ComputeDomain): one multi-node NVLink domain of up to 72 GPUs. */
+static bool nvlink_clique(const struct tg_template *t)
+{
+    json_t *terms = json_object_get(
+        json_object_get(json_object_get(t->spec, "affinity"), "podAffinity"),
+        "requiredDuringSchedulingIgnoredDuringExecution");
+    size_t i;
+    json_t *term;
+    if (json_array_size(json_object_get(t->spec, "resourceClaims")) == 0)
+        return false;
+    json_array_foreach (terms, i, term) {
+        const char *key = json_string_value(json_object_get(term, "topologyKey"));
+        if (key && !strcmp(key, "nvidia.com/gpu.clique"))
+            return true;
+    }
+    return false;
+}
+
+#define NVL72_GPUS 72
+
+/* The GPUs of one NVLink domain for the pods of t: the pinned instance types' GPUs (the
+ * smallest), else the pod's nvidia.com/gpu; 0 when not known. */
+static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long long *gpus,
+                         char *what, size_t len)
+{
+    struct tg_label_pin pin;
+    long long pod = 0, inst = 0;
+    if (nvlink_clique(t)) {
+        *gpus = NVL72_GPUS;
+        snprintf(what, len, "one nvidia.com/gpu.clique (multi-node NVLink, at most %d GPUs)",
+                 NVL72_GPUS);
+        return 1;
+    }
+    tg_label_pin_init(&pin);
+    if (ev->policy && tg_template_instance_types(NULL, t, ev->policy->instances,
+                                                 ev->policy->ninstances, NULL, &pin) < 0) {
+        tg_label_pin_release(&pin);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; pin.finite && i < pin.n; i++) {
+        const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
+        if (!in || in->gpus <= 0) {
+            inst = 0;
+            break;
+        }
+        if (!inst || in->gpus < inst) {
+            inst = in->gpus;
+            snprintf(what, len, "%s has %d GPUs in one NVLink domain", pin.values[i], in->gpus);
+        }
+    }
+    tg_label_pin_release(&pin);
+    if (inst > 0) {
+        *gpus = inst;
+        return 1;
+    }
+    if (tg_plan_pod_gpus(t, &pod)) {
+        *gpus = pod;
+        snprintf(what, len, "each pod has %lld GPU%s (nvidia.com/gpu)", pod, pod == 1 ? "" : "s");
+        return 1;
+    }
+    return 0;
+}
+
+static int check_tp(struct tg_eval *ev, struct seen *s, const struct tg_template *t,
+                    const struct tg_container *c, const struct worked *k)
+{
+    char what[128], msg[512];
+    long long d;
+    if (!k->tp.known || k->tp.v <= 1 || !megatron_family(k->p->fw))
+        return 0;
+    int rc = nvlink_domain(ev, tg_plan_rank_template(ev->wl, t), &d, what, sizeof(what));
+    if (rc <= 0 || k->tp.v <= d)
+        return rc;
+    snprintf(msg, sizeof(msg), "%s: TP %lld spans more GPUs than one NVLink domain (%s): every "
+             "layer's tensor-parallel all-reduce then crosses the network, many times slower; "
+             "keep TP at most %lld and raise PP or CP instead",
+             k->p->program, k->tp.v, what, d);
+    report(ev, s, TG_RULE_PLAN_TP_ACROSS_NODES, c, k->p, msg);
+    return 0;
+}
+
+/* ---- explain and unresolved --------------------------------------------------------------------*/
+
+static json_t *jnum(struct num n)
+{
+    return n.known ? json_integer(n.v) : json_null();
+}
+
+/* micro, accumulation and global batch as the framework will run them. */
+static void batch_view(struct worked *k)
+{
+    const struct tg_plan *p = k->p;
+    if (megatron_family(p->fw)) {
+        k->micro = num_of(&p->micro);
+        k->gbs = num_of(&p->gbs);
+        if (p->gbs.state == TG_PV_ABSENT && k->micro.known && k->dp.known && !p->v1_batch)
+            k->gbs = (struct num){true, k->micro.v * k->dp.v}; /* Megatron: micro x DP */
+        if (p->v1_batch && k->micro.known && k->dp.known)
+            k->gbs = (struct num){true, k->micro.v * k->dp.v};
+        long long md = k->micro.v * k->dp.v;
+        k->accum = (struct num){k->gbs.known && k->micro.known && k->dp.known && md > 0 &&
+                                    (k->gbs.v % md == 0 || p->decrease_if_needed),
+                                md > 0 ? k->gbs.v / md : 0};
+        return;
+    }
+    bool hf = p->fw == TG_PLAN_FW_HF;
+    struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
+    const struct tg_plan_ds_config *d = &p->dscfg;
+    k->micro = d->given ? ds_value(&d->micro, hf, hm) : hm;
+    k->accum = d->given ? ds_value(&d->gas, hf, hg) : hg;
+    if (d->given && d->gas.state == TG_PV_ABSENT && !hf)
+        k->accum = (struct num){0};
+    struct num derived = {k->micro.known && k->accum.known && k->dp.known,
+                          k->micro.v * k->accum.v * k->dp.v};
+    k->gbs = d->given ? ds_value(&d->train, hf, derived) : derived;
+    if (d->given && d->train.state == TG_PV_ABSENT)
+        k->gbs = derived;
+    /* DeepSpeed derives the one missing value from the others */
+    if (k->gbs.known && k->dp.known && k->micro.known && !k->accum.known && k->micro.v > 0)
+        k->accum = (struct num){true, k->gbs.v / k->micro.v / k->dp.v};
+    if (k->gbs.known && k->dp.known && k->accum.known && !k->micro.known && k->accum.v > 0)
+        k->micro = (struct num){true, k->gbs.v / k->dp.v / k->accum.v};
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+    return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
+}
+
+/* The plan of one role for --explain (the first plan a role's containers run). */
+static int explain(struct tg_eval *ev, const struct tg_template *t, const struct tg_container *c,
+                   const struct worked *k)
+{
+    const struct tg_plan *p = k->p;
+    bool mg = megatron_family(p->fw);
+    if (!ev->explain)
+        ev->explain = json_object();
+    if (!ev->explain)
+        return -ENOMEM;
+    if (json_object_get(ev->explain, t->role_name))
+        return 0;
+    json_t *o = json_object();
+    int rc = o ? 0 : -ENOMEM;
+    rc = rc ? rc : set_new(o, "worldSize", k->world.known ? json_integer(k->world.n) : json_null());
+    rc = rc ? rc : set_new(o, "tp", mg ? jnum(k->tp) : json_null());
+    rc = rc ? rc : set_new(o, "pp", mg ? jnum(k->pp) : json_null());
+    rc = rc ? rc : set_new(o, "cp", mg ? jnum(k->cp) : json_null());
+    rc = rc ? rc : set_new(o, "ep", mg ? jnum(k->ep) : json_null());
+    rc = rc ? rc : set_new(o, "dp", jnum(k->dp));
+    rc = rc ? rc : set_new(o, "micro", jnum(k->micro));
+    rc = rc ? rc : set_new(o, "accumulation", jnum(k->accum));
+    rc = rc ? rc : set_new(o, "globalBatch", jnum(k->gbs));
+    rc = rc ? rc : set_new(o, "framework", json_string(tg_plan_fw_name(p->fw)));
+    rc = rc ? rc : set_new(o, "program", json_string(p->program));
+    rc = rc ? rc : set_new(o, "container", json_string(c->name));
+    rc = rc ? rc : set_new(o, "world", json_string(k->world.known ? k->world.how : k->world.why));
+    if (rc == 0 && json_object_set_new(ev->explain, t->role_name, o) == 0)
+        return 0;
+    json_decref(o);
+    return -ENOMEM;
+}
+
+static int add_unresolved(struct tg_eval *ev, const char *what, const char *why)
+{
+    size_t i;
+    json_t *u;
+    if (!ev->unresolved)
+        ev->unresolved = json_array();
+    if (!ev->unresolved)
+        return -ENOMEM;
+    json_array_foreach (ev->unresolved, i, u) {
+        if (!strcmp(json_string_value(json_object_get(u, "what")), what) &&
+            !strcmp(json_string_value(json_object_get(u, "why")), why))
+            return 0;
+    }
+    u = json_pack("{s:s, s:s}", "what", what, "why", why);
+    return u && json_array_append_new(ev->unresolved, u) == 0 ? 0 : -ENOMEM;
+}
+
+/* What the plan rules could not read, for the report: only for launches with a plan. */
+static int unresolved(struct tg_eval *ev, const struct worked *k)
+{
+    const struct tg_plan *p = k->p;
+    struct {
+        const char *what;
+        const struct tg_plan_value *v;
+    } vals[] = {
+        {"tp", &p->tp},       {"pp", &p->pp},           {"cp", &p->cp},
+        {"ep", &p->ep},       {"micro", &p->micro},     {"globalBatch", &p->gbs},
+        {"accumulation", &p->accum}, {"micro", &p->dscfg.micro},
+        {"accumulation", &p->dscfg.gas}, {"globalBatch", &p->dscfg.train},
+    };
+    int rc = 0;
+    if (p->fw == TG_PLAN_FW_NONE)
+        return 0;
+    if (!k->world.known)
+        rc = add_unresolved(ev, "world", k->world.why);
+    for (size_t i = 0; rc == 0 && i < sizeof(vals) / sizeof(vals[0]); i++) {
+        bool ds = vals[i].v == &p->dscfg.micro || vals[i].v == &p->dscfg.gas ||
+                  vals[i].v == &p->dscfg.train;
+        bool mg_only = i < 4;
+        if (vals[i].v->state != TG_PV_UNKNOWN || (mg_only && !megatron_family(p->fw)) ||
+            (ds && !p->dscfg.given))
+            continue;
+        rc = add_unresolved(ev, vals[i].what, vals[i].v->why);
+    }
+    return rc;
+}
+
+/* ---- entry ----------------------------------------------------------------------------------*/
+
+static int judge(struct tg_eval *ev, struct seen *s, const struct tg_template *t,
+                 const struct tg_container *c, const struct tg_launch *l, const struct tg_plan *p)
+{
+    struct worked k;
+    memset(&k, 0, sizeof(k));
+    k.p = p;
+    const char *image = json_string_value(json_object_get(c->c, "image"));
+    k.mcore = mcore_version(image ? image : "");
+    int rc = tg_plan_world(ev, t, c, l, p, &k.world);
+    if (rc < 0)
+        return rc;
+    effective_sizes(&k);
+    if (megatron_family(p->fw))
+        megatron_dp(&k);
+    else
+        k.dp = (struct num){k.world.known, k.world.n};
+    batch_view(&k);
+    check_world(ev, s, c, &k);
+    check_experts(ev, s, c, &k);
+    check_batch(ev, s, c, &k);
+    if ((rc = check_tp(ev, s, t, c, &k)) < 0)
+        return rc;
+    if ((rc = explain(ev, t, c, &k)) < 0)
+        return rc;
+    return unresolved(ev, &k);
+}
+
+int tg_rules_plan(struct tg_eval *ev)
+{
+    struct tg_workload *wl = ev->wl;
+    struct seen seen = {.n = 0};
+    enum tg_mpi_impl impl = tg_workload_mpi_impl(wl);
+    int rc = 0;
+    if (tg_workload_spec_unchanged(wl))
+        return 0;
+    for (size_t i = 0; i < wl->ntpl && rc == 0; i++) {
+        const struct tg_template *t = &wl->tpl[i];
+        for (size_t j = 0; j < t->ncontainers && rc == 0; j++) {
+            const struct tg_container *c = &t->containers[j];
+            const struct tg_launch *l;
+            if (c->init || (rc = tg_eval_launch(ev, c, impl, &l)) < 0)
+                continue;
+            for (size_t n = 0; n < l->nplans && rc == 0; n++)
+                rc = judge(ev, &seen, t, c, l, &l->plans[n]);
+        }
+    }
+    seen_release(&seen);
+    return rc < 0 ? rc : ev->error;
+}
