@@ -28,7 +28,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
         -Wno-unused-parameter -Werror
 OPT ?= -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(PIC_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)/gen $(WARN) $(OPT) $(PKG_CFLAGS) $(PIC_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS) -pthread
 
 X509_SRC := src/x509/x509.c
@@ -46,7 +46,7 @@ X509_SO := $(BUILD)/trainguard-x509.so
 X509_OBJ := $(BUILD)/obj/x509/x509.o
 UNIT := $(BUILD)/unit_tests
 
-.PHONY: all deps deps-build deps-test run check unit integration corpus check-asan check-valgrind bench soak fuzz \
+.PHONY: all deps deps-build deps-test run check catalogue catalogue-check unit integration corpus check-asan check-valgrind bench soak fuzz \
         format format-check lint clean certs-dev
 .DEFAULT_GOAL := all
 
@@ -125,6 +125,20 @@ $(BUILD)/gen/suites.h: $(wildcard tests/unit/*.c) scripts/gen-suites.sh
 $(UNIT): $(TEST_OBJ) $(X509_OBJ) $(BUILD)/libtg.a
 	$(CC) $(LDFLAGS_ALL) -o $@.$$$$.tmp $^ $(PKG_LIBS) $(CHECK_LIBS) -ldl -lm && mv -f $@.$$$$.tmp $@
 
+# ---- the rule catalogue --------------------------------------------------------------------
+# src/catalogue/rules.def and kinds.def are the single source of truth; the default policy's rules
+# block and the README/docs tables are generated from them (scripts/catalogue.sh).
+CATALOGUE_GEN := $(BUILD)/catalogue_gen
+$(CATALOGUE_GEN): scripts/catalogue_gen.c $(BUILD)/obj/catalogue/catalogue.o
+	$(CC) $(CFLAGS_ALL) -o $@.$$$$.tmp $^ && mv -f $@.$$$$.tmp $@
+
+catalogue: $(CATALOGUE_GEN)
+	bash scripts/catalogue.sh update $(CATALOGUE_GEN)
+
+catalogue-check: $(CATALOGUE_GEN)
+	bash scripts/catalogue.sh check $(CATALOGUE_GEN)
+	@echo "catalogue: generated copies match src/catalogue/*.def"
+
 # ---- run ----------------------------------------------------------------------------------
 certs-dev: $(BIN)
 	@if [ ! -s certs/dev/tls.crt ] || [ ! -s certs/dev/tls.key ]; then \
@@ -139,7 +153,7 @@ run: $(BIN) certs-dev
 # ---- tests --------------------------------------------------------------------------------
 # CK_TIMEOUT_MULTIPLIER gives sanitizer and valgrind builds room; suites are fast otherwise.
 check: deps
-	@$(MAKE) --no-print-directory unit integration corpus
+	@$(MAKE) --no-print-directory catalogue-check unit integration corpus
 
 unit: $(UNIT) | $(BUILD)/.deps-test-ok
 	cd tests && CK_FORK=$(CK_FORK) CK_DEFAULT_TIMEOUT=$(CK_TIMEOUT) ../$(UNIT)
@@ -181,6 +195,7 @@ format-check:
 lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|atoi|gets)\s*\(' $$(find src include -name '*.[ch]') \
 	    | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' || (echo "lint: banned function"; exit 1)
+	@bash scripts/layers.sh
 	@echo "lint: ok"
 
 clean:

@@ -2,8 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tg/cli.h"
+#include "tg/certs_cmd.h"
+#include "tg/check_cmd.h"
+#include "tg/policy_cmd.h"
+#include "tg/serve_cmd.h"
 #include "tg/tls.h"
+#include "tg/version.h"
+#include "tg/version_cmd.h"
 
 struct tg_command {
     const char *name;

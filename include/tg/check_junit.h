@@ -17,7 +17,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "tg/finding.h"
+#include "tg/catalogue.h"
 
 /* Writes the JUnit XML of report (a CheckReport, borrowed) to out. Returns 0, or -EIO when the
  * stream fails. */

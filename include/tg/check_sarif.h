@@ -1,8 +1,9 @@
 /* check_sarif.h -- `trainguard check --output sarif`: the CheckReport as a SARIF 2.1.0 log
  * (OASIS; tests/schemas/sarif-schema-2.1.0.json), the format GitHub code scanning uploads.
  *
- * One run; tool.driver carries every rule of the rule table (id, shortDescription, help,
- * defaultConfiguration.level). One result per finding: ruleId, ruleIndex, level ("error" for a
+ * One run; tool.driver carries every rule of the catalogue (id, shortDescription = summary,
+ * help = help text, defaultConfiguration.level = default action, properties.since). One result
+ * per finding: ruleId, ruleIndex, level ("error" for a
  * rule acting at deny, "warning" at warn: the rule's effective action, as --fail-on reads it),
  * message "FIELD: MESSAGE", and one location: the file (artifactLocation.uri, a relative
  * reference; file:// for an absolute path; none for standard input) with region.startLine the

@@ -6,12 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* What a rule asks for. The policy maps each rule to one of these; the mode then caps it. */
-enum tg_action {
-    TG_ACTION_OFF = 0,
-    TG_ACTION_WARN = 1,
-    TG_ACTION_DENY = 2,
-};
+#include "tg/catalogue.h"
 
 /* Field paths are Kubernetes style: spec.containers[0].resources.limits[vpc.amazonaws.com/efa].
  * 256 bytes holds the deepest path we build (a NodeSet template volume mount) with room to spare.
@@ -22,7 +17,7 @@ enum tg_action {
 
 struct tg_finding {
     const char *rule;      /* static storage: the id in the rule table */
-    int rule_index;        /* position in tg_rule_defs[], for stable ordering */
+    int rule_index;        /* enum tg_rule_id: position in tg_rule_defs[], for stable ordering */
     enum tg_action action; /* the policy's action for this rule (never OFF in a list) */
     char field[TG_FIELD_MAX];
     char message[TG_MSG_MAX];

@@ -8,7 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "tg/rules.h"
+#include "tg/catalogue.h"
+#include "tg/policy.h"
 
 enum tg_metric_endpoint { TG_EP_VALIDATE = 0, TG_EP_MUTATE, TG_EP_COUNT };
 enum tg_metric_verdict {

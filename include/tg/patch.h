@@ -32,9 +32,4 @@ char *tg_patch_base64(const struct tg_patch *p);
  * Returns 0 or -EINVAL, with the reason in err. *doc may be replaced (a patch on ""). */
 int tg_patch_apply(json_t **doc, const json_t *ops, char *err, size_t errlen);
 
-/* Standard base64 with padding. Returns a malloc'd NUL-terminated string, or NULL. */
-char *tg_base64_encode(const unsigned char *data, size_t len);
-/* Strict decoder (padding required, no whitespace). Returns malloc'd bytes and *outlen, or NULL. */
-unsigned char *tg_base64_decode(const char *text, size_t *outlen);
-
 #endif

@@ -58,6 +58,8 @@ struct tg_policy {
     size_t nns_modes;
     char **zone_labels; /* default: topology.kubernetes.io/zone and the beta key */
     size_t nzone_labels;
+    char **zone_id_labels; /* zone ids, another namespace of values: topology.k8s.aws/zone-id */
+    size_t nzone_id_labels;
     char **narrow_topology_keys; /* pod affinity keys narrower than a zone */
     size_t nnarrow;
     struct tg_zone_label *single_zone_labels;
@@ -76,26 +78,6 @@ struct tg_policy {
 /* The compiled-in default policy (SPEC section 6). NULL on ENOMEM. Refcount 1. */
 struct tg_policy *tg_policy_new_default(void);
 
-/* Loads a policy from YAML text (src/policy/policy_yaml.c; keys and semantics: docs/policy.md).
- * Keys the text leaves out keep the embedded default. On error returns NULL with one line per error
- * in err, "line L, column C: key.path: reason" (1-based; at most 20 lines, in document order). */
-struct tg_policy *tg_policy_load_yaml(const char *text, size_t len, const char *source, char *err,
-                                      size_t errlen);
-/* Loads a policy file. NULL on error, with "<file>: line L, column C: reason" lines in err (or
- * "<file>: cannot open: reason" when it cannot be read). */
-struct tg_policy *tg_policy_load_file(const char *path, char *err, size_t errlen);
-/* Like tg_policy_load_yaml with "<path>: " before each error line, source = path. */
-struct tg_policy *tg_policy_load_bytes(const char *text, size_t len, const char *path, char *err,
-                                       size_t errlen);
-/* Policy files larger than this are refused (a policy is a few KiB). */
-#define TG_POLICY_MAX_BYTES (1024 * 1024)
-/* Reads a whole regular file (at most TG_POLICY_MAX_BYTES) into a malloc'd NUL-terminated buffer.
- * NULL on error with errno set and "<path>: reason" in err. */
-char *tg_policy_read_file(const char *path, size_t *len, char *err, size_t errlen);
-/* The embedded default policy YAML, commented (what `trainguard policy default` prints).
- * NUL-terminated, static storage. */
-const char *tg_policy_default_yaml(size_t *len);
-
 void tg_policy_ref(struct tg_policy *p);
 void tg_policy_unref(struct tg_policy *p);
 
@@ -108,6 +90,7 @@ bool tg_policy_is_exempt(const struct tg_policy *p, const char *ns);
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index);
 /* Instance type by exact name, or NULL. */
 const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const char *name);
+/* A zone label or a zone-id label (either names one availability zone). */
 bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key);
 
 const char *tg_mode_name(enum tg_mode m);
@@ -119,29 +102,5 @@ int tg_action_parse(const char *s, enum tg_action *out); /* 0 or -EINVAL */
 void tg_policy_publish(struct tg_policy *p); /* steals the caller's reference */
 struct tg_policy *tg_policy_acquire(void);
 void tg_policy_release(struct tg_policy *p);
-
-/* ---- reloading (src/policy/reload.c) ------------------------------------------------------
- * One process-wide reloader. It loads `path` now and publishes it (an invalid file is an error
- * returned to the caller: a startup error), then a thread re-reads the file through its path every
- * interval_ms (0: only on request) and reloads when the bytes change, so a ConfigMap volume's
- * symlink swap is seen. An invalid or unreadable new file keeps the published policy, logs one JSON
- * line on stderr and counts a failure; a good one is published (readers holding the old snapshot
- * keep it until they release it). mode_override, when not NULL, replaces the mode of every policy
- * it loads (`serve --mode`). Returns 0, -EINVAL (err says why), -EALREADY, or -errno. */
-int tg_policy_reloader_start(const char *path, unsigned interval_ms,
-                             const enum tg_mode *mode_override, char *err, size_t errlen);
-/* Reloads now, also when the bytes did not change (for SIGHUP from a thread that may block, such
- * as a sigwait loop; not async-signal-safe). 0 published, -EINVAL invalid (old policy kept),
- * -errno unreadable, -ESRCH when no reloader runs. */
-int tg_policy_reload_now(void);
-/* Async-signal-safe: asks the reloader thread to reload now (call it from a SIGHUP handler). */
-void tg_policy_reload_request(void);
-/* Stops the thread and forgets the path (the published policy stays). Safe when not started. */
-void tg_policy_reloader_stop(void);
-/* For /metrics: reloads that published a policy, reloads that failed (each failure counted once
- * per change of the file), and the unix time of the last successful load (start included; 0 when
- * none). Any pointer may be NULL. */
-void tg_policy_reload_counts(unsigned long long *ok, unsigned long long *failed,
-                             double *last_success);
 
 #endif

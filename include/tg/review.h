@@ -6,12 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum tg_op {
-    TG_OP_CREATE = 1 << 0,
-    TG_OP_UPDATE = 1 << 1,
-    TG_OP_DELETE = 1 << 2,
-    TG_OP_CONNECT = 1 << 3,
-};
+#include "tg/workload.h"
 
 /* Owns root; every other pointer is borrowed from it and lives as long as the review. */
 struct tg_review {

@@ -7,20 +7,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tg/catalogue.h"
+#include "tg/eval.h"
 #include "tg/path.h"
 
-struct tg_eval;
-
-enum tg_kind {
-    TG_KIND_UNKNOWN = 0,
-    TG_KIND_POD,
-    TG_KIND_MPIJOB,      /* kubeflow.org v2beta1 (mpi-operator) or v1 (training-operator) */
-    TG_KIND_NODESET,     /* slinky.slurm.net v1beta1 */
-    TG_KIND_PODGROUP,    /* scheduling.volcano.sh v1beta1 */
-    TG_KIND_VCJOB,       /* batch.volcano.sh v1alpha1 Job */
-    TG_KIND_NODESET_BAD, /* SlurmNodeSet, or slinky.slurm.net/v1alpha1: only nodeset.* rules run */
+/* The operation of the request the view was decoded for (admission.k8s.io request.operation). */
+enum tg_op {
+    TG_OP_CREATE = 1 << 0,
+    TG_OP_UPDATE = 1 << 1,
+    TG_OP_DELETE = 1 << 2,
+    TG_OP_CONNECT = 1 << 3,
 };
-#define TG_KIND_BIT(k) (1u << (k))
 
 enum tg_role {
     TG_ROLE_POD = 0,
@@ -91,6 +88,9 @@ struct tg_nodeset {
 
 struct tg_workload {
     enum tg_kind kind;
+    enum tg_op op;                       /* CREATE or UPDATE (what the rules judge) */
+    const char *req_kind, *req_version;  /* as the API server dispatched it (request.kind), set by
+                                            the caller after decoding; NULL: the object's own */
     const char *api_version, *kind_name; /* as written in the object */
     const char *name, *namespace;        /* "" when absent (generateName) */
     json_t *obj;                         /* borrowed: the object */
@@ -105,14 +105,11 @@ struct tg_workload {
     struct tg_nodeset ns;
 };
 
-/* The kind a (group, version, kind) decodes to; TG_KIND_UNKNOWN for anything section 3 does not
- * list (a known kind in another version included), except the NodeSet mistakes. */
-enum tg_kind tg_kind_lookup(const char *group, const char *version, const char *kind);
-
-/* Decodes obj into wl. Wrong JSON types in the fields it reads are reported on ev as
- * object.invalid-field (ev may be NULL in tests). Returns 0 or -ENOMEM. */
-int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, json_t *obj, json_t *old_obj,
-                       struct tg_eval *ev);
+/* Decodes obj (and, on UPDATE, old_obj) into wl for operation op. Decoding only builds the view:
+ * the problems it meets (wrong JSON types in the fields it reads) go to ev's sink as
+ * object.invalid-field (ev may be NULL in tests); no rule runs here. Returns 0 or -ENOMEM. */
+int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op, json_t *obj,
+                       json_t *old_obj, struct tg_eval *ev);
 void tg_workload_release(struct tg_workload *wl);
 
 /* Total pods the workload will create (sum of template replicas); -1 when any is unknown. */

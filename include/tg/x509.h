@@ -13,7 +13,35 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "tg/certs.h"
+#include <stdbool.h>
+
+enum tg_key_type {
+    TG_KEY_ECDSA = 0, /* ECDSA P-256 (prime256v1), the default */
+    TG_KEY_RSA = 1,   /* RSA 2048 */
+};
+
+/* Validity bounds of the serving certificate in days. The CA always lives TG_CERTS_CA_DAYS, which
+ * is the largest leaf lifetime too, so a leaf never outlives the CA that signed it. */
+#define TG_CERTS_DEFAULT_DAYS 365
+#define TG_CERTS_MAX_DAYS 3650
+#define TG_CERTS_CA_DAYS 3650
+/* notBefore of both certificates is backdated by this many seconds against clock skew between the
+ * machine that makes them and the API server (kubernetes/client-go: util/cert/cert.go does the
+ * same). */
+#define TG_CERTS_BACKDATE_SECONDS 3600
+
+struct tg_certs_opts {
+    const char *out_dir; /* created (with parents) when missing */
+    const char *service; /* Service name: DNS-1035 label */
+    const char *ns;      /* namespace: DNS-1123 label */
+    const char **dns;    /* extra DNS SANs (a leading "*." wildcard label is allowed) */
+    size_t ndns;
+    const char **ips; /* extra IP SANs, IPv4 dotted quad or IPv6 text */
+    size_t nips;
+    enum tg_key_type key_type;
+    long days;  /* serving certificate lifetime, 1..TG_CERTS_MAX_DAYS */
+    bool force; /* replace existing files (atomically, via rename) */
+};
 
 /* Bumped whenever struct tg_x509_api or the structs it passes change. */
 #define TG_X509_ABI 2

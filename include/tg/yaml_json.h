@@ -1,6 +1,6 @@
 /* yaml_json.h -- YAML 1.1 streams to JSON values exactly as kubectl converts them before sending to
  * the API server (booleans yes/no/on/off, integers vs strings, anchors, merge keys, duplicate keys
- * rejected), and JSON values back to YAML for `check --mutate`. */
+ * rejected). */
 #ifndef TG_YAML_JSON_H
 #define TG_YAML_JSON_H
 
@@ -34,9 +34,5 @@ json_t *tg_yaml_parse_one(const char *text, size_t len, char *err, size_t errlen
 /* Reads a whole file (or stdin for "-") into a malloc'd NUL-terminated buffer. NULL on error, with
  * the reason in err. Refuses files over max_bytes. */
 char *tg_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
-
-/* Writes v as a YAML document (block style, keys in the object's order, strings quoted whenever
- * plain YAML 1.1 would read them as another type). Returns 0 or -EIO / -ENOMEM. */
-int tg_yaml_emit(const json_t *v, FILE *out);
 
 #endif

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/admission.h"
 #include "tg/arena.h"
+#include "tg/handler.h"
+#include "tg/response.h"
 
 static void fail(struct tg_admission_out *out, int status, const char *msg)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/launch_memo.h"
 #include "tg/pipeline.h"
 
 /* Kubernetes warnings: 256 runes each before the apiserver truncates (api-facts section 1.7). */
@@ -13,7 +14,7 @@ static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t 
 {
     unsigned kind_bit = TG_KIND_BIT(ev->wl->kind);
     for (size_t i = 0; i < n; i++) {
-        if (!(tab[i].kinds & kind_bit) || !(tab[i].ops & ev->review->op))
+        if (!(tab[i].kinds & kind_bit) || !(tab[i].ops & ev->wl->op))
             continue;
         int rc = tab[i].run(ev);
         if (rc < 0)
@@ -265,13 +266,15 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
     }
     memset(&ev, 0, sizeof(ev));
     ev.policy = policy;
-    ev.review = rv;
+    ev.actions = policy ? policy->actions : NULL;
     ev.wl = &wl;
     ev.findings = &res->findings;
     ev.notes = notes;
     ev.offline = opts->offline;
-    rc = tg_workload_decode(&wl, res->kind, rv->object,
+    rc = tg_workload_decode(&wl, res->kind, rv->op, rv->object,
                             rv->op == TG_OP_UPDATE ? rv->old_object : NULL, &ev);
+    wl.req_kind = rv->kind;
+    wl.req_version = rv->version;
     if (rc == 0 && ev.error)
         rc = ev.error;
     if (rc == 0 && !opts->skip_validation)

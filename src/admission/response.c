@@ -4,7 +4,7 @@
 
 #include "tg/arena.h"
 #include "tg/jsonw.h"
-#include "tg/pipeline.h"
+#include "tg/response.h"
 
 /* kube-apiserver checks (api-facts 1.5): uid echoed, same apiVersion and kind AdmissionReview,
  * patch and patchType together and only from a mutating webhook. Written by hand with the

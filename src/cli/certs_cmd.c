@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tg/certs.h"
-#include "tg/cli.h"
+#include "tg/base64.h"
+#include "tg/certs_cmd.h"
 #include "tg/patch.h"
 #include "tg/x509.h"
 

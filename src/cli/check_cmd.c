@@ -10,16 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/check_cmd.h"
 #include "tg/check_junit.h"
 #include "tg/check_policyreport.h"
 #include "tg/check_report.h"
 #include "tg/check_sarif.h"
 #include "tg/check_walk.h"
-#include "tg/cli.h"
 #include "tg/patch.h"
 #include "tg/pipeline.h"
 #include "tg/policy.h"
+#include "tg/policy_yaml.h"
 #include "tg/review.h"
+#include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
 /* A manifest file is kilobytes; a whole rendered chart or `kubectl get -A -o json` of a large
@@ -471,7 +473,7 @@ static int write_report(const struct check_run *r)
     else if (r->format == FMT_SARIF)
         doc = tg_check_sarif(report);
     else
-        doc = tg_check_policyreport(report);
+        doc = tg_check_policyreport(report, NULL);
     if (!doc)
         rc = -ENOMEM;
     else if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||

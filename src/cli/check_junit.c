@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/check_junit.h"
 #include "tg/check_report.h"
-#include "tg/rules.h"
 
 /* A label, a kind and a 253-character name with its namespace fit. */
 #define CASE_NAME_MAX 4608

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/check_policyreport.h"
 #include "tg/check_report.h"
 #include "tg/finding.h"
@@ -11,47 +12,17 @@
 #define PR_API_VERSION "wgpolicyk8s.io/v1alpha2"
 #define PR_NAME "trainguard"
 
-/* Cluster-scoped kinds by group and kind (the CRDs' spec.scope; built-in kinds from the Kubernetes
- * API reference). A namespaced kind missing here is harmless: it has a namespace in the cluster,
- * and without one in a file it goes to the report without a namespace. */
-static const struct {
-    const char *group, *kind;
-} cluster_kinds[] = {
-    {"", "Namespace"},
-    {"", "Node"},
-    {"", "PersistentVolume"},
-    {"apiextensions.k8s.io", "CustomResourceDefinition"},
-    {"rbac.authorization.k8s.io", "ClusterRole"},
-    {"rbac.authorization.k8s.io", "ClusterRoleBinding"},
-    {"scheduling.k8s.io", "PriorityClass"},
-    {"storage.k8s.io", "StorageClass"},
-    {"node.k8s.io", "RuntimeClass"},
-    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration"},
-    {"admissionregistration.k8s.io", "MutatingWebhookConfiguration"},
-    {"resource.k8s.io", "DeviceClass"},
-    {"resource.k8s.io", "ResourceSlice"},
-    /* kubernetes-sigs/karpenter pkg/apis/crds/karpenter.sh_nodepools.yaml: scope: Cluster */
-    {"karpenter.sh", "NodePool"},
-    {"karpenter.k8s.aws", "EC2NodeClass"},
-    /* volcano-sh/volcano config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml */
-    {"scheduling.volcano.sh", "Queue"},
-    /* kubeflow/trainer manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml */
-    {"trainer.kubeflow.org", "ClusterTrainingRuntime"},
-    {"kueue.x-k8s.io", "ClusterQueue"},
-    {"kueue.x-k8s.io", "ResourceFlavor"},
-};
-
 bool tg_check_cluster_scoped(const char *api_version, const char *kind)
 {
+    char group[256];
     const char *slash = strchr(api_version, '/');
-    size_t glen = slash ? (size_t)(slash - api_version) : 0;
+    const struct tg_api_def *api;
 
-    for (size_t i = 0; i < sizeof(cluster_kinds) / sizeof(cluster_kinds[0]); i++) {
-        if (strcmp(cluster_kinds[i].kind, kind) == 0 && strlen(cluster_kinds[i].group) == glen &&
-            strncmp(cluster_kinds[i].group, api_version, glen) == 0)
-            return true;
-    }
-    return false;
+    if (!slash)
+        return (api = tg_api_lookup("", api_version, kind)) && api->scope == TG_SCOPE_CLUSTER;
+    snprintf(group, sizeof(group), "%.*s", (int)(slash - api_version), api_version);
+    api = tg_api_lookup(group, slash + 1, kind);
+    return api && api->scope == TG_SCOPE_CLUSTER;
 }
 
 static const char *str(const json_t *obj, const char *key)
@@ -144,12 +115,13 @@ static int add_object(json_t *report, const json_t *result)
 
 /* The report an evaluated object belongs in, created on first use. by_ns maps a namespace ("" for
  * none) to its PolicyReport; *cluster is the ClusterPolicyReport. Borrowed; NULL on ENOMEM. */
-static json_t *report_for(const json_t *result, json_t *by_ns, json_t **cluster)
+static json_t *report_for(const json_t *result, json_t *by_ns, json_t **cluster,
+                          bool (*cluster_scoped)(const char *, const char *))
 {
     const char *ns = str(result, "namespace");
     json_t *r;
 
-    if (!*ns && tg_check_cluster_scoped(str(result, "apiVersion"), str(result, "kind"))) {
+    if (!*ns && cluster_scoped(str(result, "apiVersion"), str(result, "kind"))) {
         if (!*cluster)
             *cluster = new_report("ClusterPolicyReport", NULL);
         return *cluster;
@@ -187,7 +159,8 @@ static int collect(json_t *items, json_t *by_ns, json_t *cluster)
     return rc;
 }
 
-json_t *tg_check_policyreport(const json_t *report)
+json_t *tg_check_policyreport(const json_t *report,
+                              bool (*cluster_scoped)(const char *api_version, const char *kind))
 {
     json_t *by_ns = json_object(), *cluster = NULL, *items = json_array(), *list = NULL;
     const json_t *e;
@@ -200,7 +173,9 @@ json_t *tg_check_policyreport(const json_t *report)
 
         if (!json_is_true(json_object_get(e, "evaluated")))
             continue;
-        if (!(r = report_for(e, by_ns, &cluster)) || add_object(r, e) < 0)
+        r = report_for(e, by_ns, &cluster,
+                       cluster_scoped ? cluster_scoped : tg_check_cluster_scoped);
+        if (!r || add_object(r, e) < 0)
             goto out;
     }
     if (collect(items, by_ns, cluster) == 0)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/check_report.h"
-#include "tg/rules.h"
 
 int tg_check_report_init(struct tg_check_report *r)
 {

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/check_report.h"
 #include "tg/check_sarif.h"
-#include "tg/cli.h"
-#include "tg/rules.h"
+#include "tg/version.h"
 
 /* A path of PATH_MAX bytes, each percent-encoded, plus "file://". */
 #define URI_MAX (4096 * 3 + 16)
@@ -59,11 +59,11 @@ static json_t *rule_json(size_t i)
 {
     const struct tg_rule_def *d = &tg_rule_defs[i];
 
-    const char *help = d->summary; /* catalogue: help */
+    const char *help = d->help && *d->help ? d->help : d->summary; /* catalogue: help */
 
-    return json_pack("{s:s, s:{s:s}, s:{s:s}, s:{s:s}}", "id", d->id, "shortDescription", "text",
-                     d->summary, "help", "text", help, "defaultConfiguration", "level",
-                     level_of(d->default_action));
+    return json_pack("{s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}", "id", d->id, "shortDescription",
+                     "text", d->summary, "help", "text", help, "defaultConfiguration", "level",
+                     level_of(d->default_action), "properties", "since", d->since ? d->since : "");
 }
 
 static json_t *driver_json(void)

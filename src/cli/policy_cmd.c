@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/cli.h"
 #include "tg/policy.h"
+#include "tg/policy_cmd.h"
+#include "tg/policy_yaml.h"
 
 /* Room for the 20 error lines a load reports, each with the file name in front. */
 #define ERR_LEN 8192

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/cli.h"
 #include "tg/log.h"
 #include "tg/policy.h"
+#include "tg/serve_cmd.h"
 #include "tg/server.h"
+#include "tg/version.h"
 
 enum {
     OPT_CERT = 256,

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tg/rules.h"
+#include "tg/obj.h"
 
 static const char *json_type_name(const json_t *v)
 {
@@ -39,7 +39,7 @@ static json_t *member(struct tg_eval *ev, json_t *parent, const struct tg_path *
     if (ev) {
         struct tg_path p;
         tg_path_key(&p, path, key);
-        tg_report(ev, "object.invalid-field", p.field, "must be %s, got %s", want_name,
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field, "must be %s, got %s", want_name,
                   json_type_name(v));
     }
     return NULL;
@@ -85,7 +85,7 @@ int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, c
     if (ev) {
         struct tg_path p;
         tg_path_key(&p, path, key);
-        tg_report(ev, "object.invalid-field", p.field, "must be an integer, got %s",
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field, "must be an integer, got %s",
                   json_is_real(v) ? "a fraction" : json_type_name(v));
     }
     return -1;
@@ -106,7 +106,7 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
     if (ev) {
         struct tg_path p;
         tg_path_key(&p, path, key);
-        tg_report(ev, "object.invalid-field", p.field, "must be a boolean, got %s",
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field, "must be a boolean, got %s",
                   json_type_name(v));
     }
     return -1;

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/quantity.h"
-#include "tg/rules.h"
 
 /* kubernetes/api: core/v1/well_known_labels.go (LabelInstanceTypeStable, LabelInstanceType). */
 const char *const tg_instance_type_labels[] = {"node.kubernetes.io/instance-type",
@@ -306,7 +306,8 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
         tg_path_index(&tp, &p, i);
         if (!json_is_object(t)) {
             if (ev && !json_is_null(t))
-                tg_report(ev, "object.invalid-field", tp.field, "must be a node selector term");
+                tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, tp.field,
+                          "must be a node selector term");
             open = true; /* unusable: do not claim that no node matches */
             continue;
         }

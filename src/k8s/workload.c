@@ -4,36 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/rules.h"
+#include "tg/obj.h"
 #include "tg/workload.h"
-
-struct kind_row {
-    const char *group, *version, *kind;
-    enum tg_kind id;
-};
-
-/* SPEC section 3. A NULL version matches any version. */
-static const struct kind_row kinds[] = {
-    {"", "v1", "Pod", TG_KIND_POD},
-    {"kubeflow.org", "v2beta1", "MPIJob", TG_KIND_MPIJOB},
-    {"kubeflow.org", "v1", "MPIJob", TG_KIND_MPIJOB},
-    {"slinky.slurm.net", "v1beta1", "NodeSet", TG_KIND_NODESET},
-    {"slinky.slurm.net", "v1alpha1", "NodeSet", TG_KIND_NODESET_BAD},
-    {"slinky.slurm.net", NULL, "SlurmNodeSet", TG_KIND_NODESET_BAD},
-    {"scheduling.volcano.sh", "v1beta1", "PodGroup", TG_KIND_PODGROUP},
-    {"batch.volcano.sh", "v1alpha1", "Job", TG_KIND_VCJOB},
-};
-
-enum tg_kind tg_kind_lookup(const char *group, const char *version, const char *kind)
-{
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        const struct kind_row *k = &kinds[i];
-        if (!strcmp(k->group, group ? group : "") && !strcmp(k->kind, kind ? kind : "") &&
-            (!k->version || !strcmp(k->version, version ? version : "")))
-            return k->id;
-    }
-    return TG_KIND_UNKNOWN;
-}
 
 static struct tg_template *add_template(struct tg_workload *wl)
 {
@@ -79,7 +51,8 @@ static int add_containers(struct tg_eval *ev, struct tg_template *t)
                 continue;
             if (!json_is_object(c)) {
                 if (ev)
-                    tg_report(ev, "object.invalid-field", cp.field, "must be a container object");
+                    tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, cp.field,
+                              "must be a container object");
                 continue;
             }
             if (add_container(t, c, &cp, l == 1, "") < 0)
@@ -255,7 +228,7 @@ static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec
         tg_path_index(&ip, &tp, i);
         if (!json_is_object(task)) {
             if (ev)
-                tg_report(ev, "object.invalid-field", ip.field, "must be a task object");
+                tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, ip.field, "must be a task object");
             continue;
         }
         struct tg_template *t = add_template(wl);
@@ -286,12 +259,13 @@ static int decode_podgroup(struct tg_eval *ev, struct tg_workload *wl, json_t *s
     return 0;
 }
 
-int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, json_t *obj, json_t *old_obj,
-                       struct tg_eval *ev)
+int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op, json_t *obj,
+                       json_t *old_obj, struct tg_eval *ev)
 {
     struct tg_path root, mp, sp;
     memset(wl, 0, sizeof(*wl));
     wl->kind = kind;
+    wl->op = op;
     wl->obj = obj;
     wl->old_obj = old_obj;
     tg_path_root(&root);
@@ -324,6 +298,7 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, json_t *obj, j
     case TG_KIND_PODGROUP:
         return decode_podgroup(ev, wl, spec, &sp);
     case TG_KIND_UNKNOWN:
+    case TG_KIND_COUNT:
         break;
     }
     return 0;

@@ -18,9 +18,13 @@
 #include <string.h>
 
 #include "tg/instances.h"
+#include "tg/launch_memo.h"
 #include "tg/launcher.h"
+#include "tg/obj.h"
+#include "tg/patch.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
 
 #define NOTE_ID "mutate.efa-env"
 /* Open MPI's environment form of `mpirun -x` (OMPI_MCA_<param>, param mca_base_env_list). */

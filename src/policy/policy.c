@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/catalogue.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_yaml.h"
 
 static void free_strv(char **v, size_t n)
 {
@@ -22,6 +23,7 @@ static void policy_free(struct tg_policy *p)
         free(p->ns_modes[i].ns);
     free(p->ns_modes);
     free_strv(p->zone_labels, p->nzone_labels);
+    free_strv(p->zone_id_labels, p->nzone_id_labels);
     free_strv(p->narrow_topology_keys, p->nnarrow);
     for (size_t i = 0; i < p->nsingle_zone; i++) {
         free(p->single_zone_labels[i].key);
@@ -113,6 +115,10 @@ bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key)
 {
     for (size_t i = 0; i < p->nzone_labels; i++) {
         if (!strcmp(p->zone_labels[i], key))
+            return true;
+    }
+    for (size_t i = 0; i < p->nzone_id_labels; i++) {
+        if (!strcmp(p->zone_id_labels[i], key))
             return true;
     }
     return false;

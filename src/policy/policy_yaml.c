@@ -15,9 +15,10 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "tg/catalogue.h"
 #include "tg/instances.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_yaml.h"
 
 /* Generated from src/policy/default_policy.embed.yaml by scripts/embed.sh. */
 extern const char tg_embed_default_policy[];
@@ -571,6 +572,12 @@ static void key_zone_labels(struct ld *l, yaml_node_t *v, const char *path)
     read_str_list(l, v, path, check_label_key, true, &l->p->zone_labels, &l->p->nzone_labels);
 }
 
+static void key_zone_id_labels(struct ld *l, yaml_node_t *v, const char *path)
+{
+    read_str_list(l, v, path, check_label_key, false, &l->p->zone_id_labels,
+                  &l->p->nzone_id_labels);
+}
+
 static void key_narrow(struct ld *l, yaml_node_t *v, const char *path)
 {
     read_str_list(l, v, path, check_label_key, false, &l->p->narrow_topology_keys, &l->p->nnarrow);
@@ -923,6 +930,7 @@ static const struct top_key top_keys[] = {
     {"exemptNamespaces", key_exempt},
     {"namespaceModes", key_ns_modes},
     {"zoneLabels", key_zone_labels},
+    {"zoneIdLabels", key_zone_id_labels},
     {"narrowTopologyKeys", key_narrow},
     {"singleZoneNodeLabels", key_single_zone},
     {"volcanoSchedulerNames", key_volcano},

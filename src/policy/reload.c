@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "tg/arena.h"
-#include "tg/policy.h"
+#include "tg/policy_yaml.h"
+#include "tg/reload.h"
 
 /* Error text of one load: up to 20 lines of "file: line L, column C: path: reason". */
 #define ERR_LEN 4096

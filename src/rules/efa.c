@@ -6,10 +6,13 @@
 #include <string.h>
 
 #include "tg/arena.h"
+#include "tg/launch_memo.h"
 #include "tg/launcher.h"
+#include "tg/obj.h"
 #include "tg/pod.h"
+#include "tg/policy.h"
 #include "tg/quantity.h"
-#include "tg/rules.h"
+#include "tg/registry.h"
 
 #define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
@@ -78,15 +81,16 @@ static bool check_value(struct tg_eval *ev, const char *name, const json_t *v, c
     bool efa = !strcmp(name, TG_RES_EFA);
     bool ok = tg_quantity_from_json(v, &q) == 0;
     if (efa && (!ok || !tg_quantity_is_integer(&q) || tg_quantity_is_negative(&q))) {
-        tg_report(ev, "efa.invalid-quantity", field,
+        tg_report(ev, TG_RULE_EFA_INVALID_QUANTITY, field,
                   "is %s: the EFA count must be a non-negative integer (Kubernetes does not "
                   "expand variables here); write the number",
                   value_text(v, txt, sizeof(txt)));
         return false;
     }
     if (!ok) {
-        tg_report(ev, "object.invalid-field", field, "is %s: %s must be a quantity (e.g. 5120Mi)",
-                  value_text(v, txt, sizeof(txt)), name);
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, field,
+                  "is %s: %s must be a quantity (e.g. 5120Mi)", value_text(v, txt, sizeof(txt)),
+                  name);
         return false;
     }
     return true;
@@ -110,7 +114,7 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     if (!r.limit) {
         /* A limits block of the wrong type is reported by the typed getters; no second finding. */
         if (limits_usable)
-            tg_report(ev, "efa.limit-required", rp.field,
+            tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                       "requests %s without a limit, but %s cannot be overcommitted; set the same "
                       "value in limits",
                       qty_text(r.request, a, sizeof(a)), name);
@@ -121,7 +125,7 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     tg_quantity_from_json(r.limit, &lq);
     tg_quantity_from_json(r.request, &rq);
     if (tg_quantity_cmp(&lq, &rq) != 0)
-        tg_report(ev, "efa.limit-required", rp.field,
+        tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                   "request %s differs from limit %s; %s cannot be overcommitted: make them "
                   "equal or drop the request",
                   qty_text(r.request, a, sizeof(a)), qty_text(r.limit, b, sizeof(b)), name);
@@ -174,7 +178,7 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
     if (rc < 0 || (rc == 1 && n > 0))
         return;
     res_field(c, "limits", NULL, &lp);
-    tg_report(ev, "efa.no-hugepages", lp.field,
+    tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, lp.field,
               "EFA without hugepages-2Mi: libfabric's EFA provider needs 2 MiB huge pages; add "
               "hugepages-2Mi (e.g. 5120Mi) and a memory request");
 }
@@ -198,7 +202,7 @@ static void check_provider(struct tg_eval *ev, const struct tg_container *c)
     env_field(c, env_index(c->c, "FI_PROVIDER"), &ep);
     char txt[VALUE_TEXT_MAX];
     snprintf(txt, sizeof(txt), "%s", v);
-    tg_report(ev, "efa.provider-mismatch", ep.field,
+    tg_report(ev, TG_RULE_EFA_PROVIDER_MISMATCH, ep.field,
               "FI_PROVIDER=%s with vpc.amazonaws.com/efa requested: libfabric will not use the "
               "EFA device; set FI_PROVIDER=efa or drop it",
               txt);
@@ -265,7 +269,7 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
         char txt[VALUE_TEXT_MAX];
         snprintf(txt, sizeof(txt), "%s", path);
         tg_path_key(&hp, &hp, "path");
-        tg_report(ev, "efa.infiniband-hostpath", hp.field,
+        tg_report(ev, TG_RULE_EFA_INFINIBAND_HOSTPATH, hp.field,
                   "hostPath %s exposes all RDMA devices of the node and bypasses the EFA device "
                   "plugin; remove it and request vpc.amazonaws.com/efa",
                   txt);
@@ -302,7 +306,8 @@ static void check_device_values(struct tg_eval *ev, const struct tg_template *t,
             continue;
         tg_container_res(t->containers[i].c, name, &r);
         res_field(&t->containers[i], r.limit ? "limits" : "requests", name, &p);
-        tg_report(ev, "object.invalid-field", p.field, "is %s: %s must be a non-negative integer",
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
+                  "is %s: %s must be a non-negative integer",
                   value_text(r.limit ? r.limit : r.request, txt, sizeof(txt)), name);
     }
 }
@@ -363,13 +368,13 @@ static void check_below(struct tg_eval *ev, const struct tg_template *t,
         return;
     bool gpu = first->gpus > 0 && gpus == first->gpus;
     if (pin->n == 1)
-        tg_report(ev, "efa.below-instance", field,
+        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, field,
                   "takes all %d %s of %s but only %lld of its %d EFA interfaces: the rest stay "
                   "idle; request %d",
                   gpu ? first->gpus : first->neuron, gpu ? "GPUs" : "Neuron devices", first->name,
                   efa, first->efa, first->efa);
     else
-        tg_report(ev, "efa.below-instance", field,
+        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, field,
                   "takes all %s of each pinned type but only %lld EFA, fewer than each has "
                   "(%s): the rest stay idle",
                   gpu ? "GPUs" : "Neuron devices", efa, list);
@@ -407,13 +412,13 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     type_list(ev->policy, &pin, list, sizeof(list));
     if (known == pin.n && fit == 0) {
         if (pin.n == 1)
-            tg_report(ev, "efa.exceeds-instance", field.field,
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, but %s has %d: the pod can never be "
                       "scheduled; request at most %d",
                       least, efa, pin.values[0], tg_policy_instance(ev->policy, pin.values[0])->efa,
                       tg_policy_instance(ev->policy, pin.values[0])->efa);
         else
-            tg_report(ev, "efa.exceeds-instance", field.field,
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, more than any pinned instance type has "
                       "(%s): the pod can never be scheduled",
                       least, efa, list);
@@ -422,7 +427,7 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     /* SPEC 9: several possible types deny only when the count fits none of them; when it fits
      * only some, the same rule warns (the pods can never run on the others). */
     if (fit > 0 && fit < known)
-        tg_report_capped(ev, "efa.exceeds-instance", TG_ACTION_WARN, field.field,
+        tg_report_capped(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, TG_ACTION_WARN, field.field,
                          "%s%lld EFA interfaces per pod fit only some pinned instance types "
                          "(%s); pin only types that have them",
                          least, efa, list);
@@ -484,7 +489,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         env_field(c, env_index(c->c, var), &ep);
-        tg_report(ev, "efa.env-without-device", ep.field,
+        tg_report(ev, TG_RULE_EFA_ENV_WITHOUT_DEVICE, ep.field,
                   "%s=%s picks a provider but attaches no device: request vpc.amazonaws.com/efa "
                   "in the %s%s limits (and requests)",
                   var, txt, t->role == TG_ROLE_POD ? "container's" : t->role_name,
@@ -550,7 +555,7 @@ static void check_forwarded_provider(struct tg_eval *ev, const struct tg_templat
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
-        tg_report(ev, "efa.provider-mismatch", fp.field,
+        tg_report(ev, TG_RULE_EFA_PROVIDER_MISMATCH, fp.field,
                   "mpirun hands FI_PROVIDER=%s to the ranks of the %s template, which requests "
                   "EFA: libfabric will not use it; forward FI_PROVIDER=efa or drop it",
                   txt, ranks[i]->role_name);
@@ -580,7 +585,7 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
             continue;
         snprintf(txt, sizeof(txt), "%s", value);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
-        tg_report(ev, "efa.env-without-device", fp.field,
+        tg_report(ev, TG_RULE_EFA_ENV_WITHOUT_DEVICE, fp.field,
                   "mpirun hands %s=%s to the ranks: it picks a provider but attaches no device; "
                   "request vpc.amazonaws.com/efa in the %s%s limits",
                   var, txt, ranks[i]->role == TG_ROLE_POD ? "container's" : ranks[i]->role_name,

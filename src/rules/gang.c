@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/obj.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
 
 /* Counts are int32 in every API read here; a larger value never reaches the API server, and
  * refusing it keeps the sums below free of overflow. */
@@ -23,7 +25,7 @@ static bool check_negative(struct tg_eval *ev, const char *field, const char *wh
 {
     if (v >= 0)
         return false;
-    tg_report(ev, "gang.negative", field,
+    tg_report(ev, TG_RULE_GANG_NEGATIVE, field,
               "%s %lld is negative: it counts pods and must be 0 or more", what, v);
     return true;
 }
@@ -69,13 +71,13 @@ static void gang_mpijob(struct tg_eval *ev)
     }
     long long members = workers + 1, min = m->min_available;
     if (min > members) {
-        tg_report(ev, "gang.min-exceeds-members", field,
+        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, field,
                   "%lld > the %lld pods this MPIJob creates (%lld workers + launcher): the gang "
                   "waits for pods that never exist, so it never schedules; set it to %lld or "
                   "remove it",
                   min, members, workers, members);
     } else if (min < members) {
-        tg_report(ev, "gang.partial-start", field,
+        tg_report(ev, TG_RULE_GANG_PARTIAL_START, field,
                   "%lld < the %lld pods this MPIJob creates (%lld workers + launcher): the gang "
                   "may start part of them and MPI ranks hang waiting for the rest; set it to %lld "
                   "or remove it",
@@ -128,7 +130,7 @@ static void vc_task(struct tg_eval *ev, json_t *task, const struct tg_path *ip, 
     }
     t->task_min += min;
     if (got_m == 1 && rep_ok && min > rep) {
-        tg_report(ev, "gang.min-exceeds-members", mp.field,
+        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, mp.field,
                   "task %s: %lld is above its %lld replicas: the gang waits for pods that never "
                   "exist, so the job never schedules; set it to %lld or less",
                   name && *name ? name : "(unnamed)", min, rep, rep);
@@ -151,7 +153,7 @@ static void vc_partial_tasks(struct tg_eval *ev, const struct tg_path *tp, long 
             tg_get_int(NULL, task, &ip, "replicas", &rep) < 0 || min < 0 || min >= rep)
             continue;
         const char *name = tg_get_string(NULL, task, &ip, "name");
-        tg_report(ev, "gang.partial-start", mp.field,
+        tg_report(ev, TG_RULE_GANG_PARTIAL_START, mp.field,
                   "task %s: %lld < its %lld replicas, and with job minAvailable unset the gang "
                   "of this MPI Job is %lld of its %lld pods: ranks hang waiting for the rest; set "
                   "it to %lld or remove it",
@@ -184,7 +186,7 @@ static void gang_vcjob(struct tg_eval *ev)
     if (!t.members_known || !vc->tasks)
         return;
     if (explicit_min && min > t.members) {
-        tg_report(ev, "gang.min-exceeds-members", field,
+        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, field,
                   "%lld > the %lld pods of this Job (sum of task replicas): the gang waits for "
                   "pods that never exist, so it never schedules; set it to %lld or less",
                   min, t.members, t.members);
@@ -195,7 +197,7 @@ static void gang_vcjob(struct tg_eval *ev)
     /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin.
      */
     if (explicit_min && min < t.members) {
-        tg_report(ev, "gang.partial-start", field,
+        tg_report(ev, TG_RULE_GANG_PARTIAL_START, field,
                   "%lld < the %lld pods of this MPI Job (mpi plugin): the gang may start part of "
                   "them and MPI ranks hang waiting for the rest; set it to %lld",
                   min, t.members, t.members);
@@ -240,7 +242,7 @@ static void gang_podgroup(struct tg_eval *ev)
         sum += n;
     }
     if (known && pg->has_min_member && count_ok(pg->min_member) && sum > pg->min_member) {
-        tg_report(ev, "gang.min-exceeds-members", mp.field,
+        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, mp.field,
                   "the entries add up to %lld pods, above minMember %lld: Volcano then ignores "
                   "every per-task minimum and gangs only %lld pods; set minMember to %lld or more",
                   sum, pg->min_member, pg->min_member, sum);
@@ -297,7 +299,7 @@ static void gang_pod(struct tg_eval *ev)
         snprintf(seen, sizeof(seen), "\"%s\"", sched);
     else
         snprintf(seen, sizeof(seen), "unset (default-scheduler)");
-    tg_report(ev, "gang.scheduler-mismatch", "spec.schedulerName",
+    tg_report(ev, TG_RULE_GANG_SCHEDULER_MISMATCH, "spec.schedulerName",
               "the Pod joins PodGroup %s (%s) but schedulerName is %s, which ignores the gang: set "
               "schedulerName: %s",
               group, key, seen, want);

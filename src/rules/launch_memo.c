@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "tg/rules.h"
+#include "tg/launch_memo.h"
+#include "tg/obj.h"
 
 /* At most this many bad items are reported per list (the whole line is unread after one). */
 #define BAD_ITEMS_MAX 4
@@ -42,7 +43,7 @@ bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
                 break;
             tg_path_key(&p, &c->path, keys[k]);
             tg_path_index(&p, &p, i);
-            tg_report(ev, "object.invalid-field", p.field,
+            tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
                       "must be a string, got %s: the command line is not read, so no launcher "
                       "in it is checked; quote the value",
                       item_type(it));

@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/launch_memo.h"
 #include "tg/launcher.h"
+#include "tg/obj.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
 
 #define RES_NEURONCORE "aws.amazon.com/neuroncore"
 /* The hostfile the operator mounts and points mpirun at (api-facts 2.7). */
@@ -51,11 +54,11 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
 {
     long long n = 0;
     if (!m->launcher_spec) {
-        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Launcher",
+        tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher",
                   "missing: the operator requires exactly one Launcher and would only log an "
                   "event and never start the job; add a Launcher replica spec with replicas: 1");
     } else if (written_count(m->launcher_spec, &n) == 1 && n != 1) {
-        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Launcher.replicas",
+        tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher.replicas",
                   "is %lld, must be 1: the operator refuses it and the job never starts; set "
                   "replicas: 1",
                   n);
@@ -66,11 +69,11 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
     if (got == 0 && !m->v1) {
         /* v2beta1 defaults Worker replicas to 0, then requires >= 1 (api-facts 2.5, 2.6). The
          * training-operator (v1) defaults a missing count to 1. */
-        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Worker.replicas",
+        tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Worker.replicas",
                   "missing: the operator defaults it to 0 and then refuses the job, which never "
                   "starts; set the number of workers (1 or more), or remove the Worker spec");
     } else if (got == 1 && n < 1) {
-        tg_report(ev, "mpi.replicas", "spec.mpiReplicaSpecs.Worker.replicas",
+        tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Worker.replicas",
                   "is %lld, must be 1 or more: the operator refuses it and the job never starts; "
                   "set the number of workers, or remove the Worker spec for a launcher-only job",
                   n);
@@ -96,7 +99,8 @@ static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
         const char *rp = tg_get_string(ev, specs[i], &p, "restartPolicy");
         if (!rp || !strcmp(rp, "Never") || !strcmp(rp, "OnFailure"))
             continue;
-        tg_report(ev, "mpi.restart-policy", tg_path_sub(field, sizeof(field), &p, "restartPolicy"),
+        tg_report(ev, TG_RULE_MPI_RESTART_POLICY,
+                  tg_path_sub(field, sizeof(field), &p, "restartPolicy"),
                   "\"%.40s\" is not accepted by the MPI operator (Never or OnFailure); the job "
                   "would never start; use %s",
                   rp, i == 0 ? "OnFailure" : "Never");
@@ -141,7 +145,7 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
     snprintf(label, sizeof(label), "%s-worker-%lld", wl->name, replicas - 1);
     if (dns1035_label(label, why, sizeof(why)))
         return;
-    tg_report(ev, "mpi.name-too-long", "metadata.name",
+    tg_report(ev, TG_RULE_MPI_NAME_TOO_LONG, "metadata.name",
               "worker pod and service name \"%.70s\" %s (DNS-1035 label): the operator "
               "never creates them; rename the job",
               label, why);
@@ -194,12 +198,12 @@ static void check_unresolved(struct tg_eval *ev, const char *field, const struct
                              const struct slots *s)
 {
     if (r->np.set && !r->np.resolved)
-        tg_report(ev, "mpi.np-unresolved", field,
+        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
                   "%s -np %.30s cannot be checked against %lld slots (%s); write a number or a "
                   "literal env value",
                   r->launcher, r->np.text, s->total, r->np.reason);
     else if (r->per_node.set && !r->per_node.resolved)
-        tg_report(ev, "mpi.np-unresolved", field,
+        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
                   "%s ranks per node %.30s are unknown (%s); use a number (slotsPerWorker is %lld)",
                   r->launcher, r->per_node.text, r->per_node.reason, s->per_worker);
 }
@@ -210,7 +214,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
 {
     if (r->hosts && r->host_slots_known) {
         if (r->np.set && r->np.resolved && r->np.value > r->host_slots && !r->oversubscribe)
-            tg_report(ev, "mpi.np-exceeds-slots", field,
+            tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
                       "%s -np %lld is above the %lld slots of its own -H list (%zu hosts): mpirun "
                       "fails with \"not enough slots\"; lower -np or list more slots",
                       r->launcher, r->np.value, r->host_slots, r->nhosts);
@@ -218,7 +222,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     }
     if (r->hosts) {
         if (r->np.set)
-            tg_report(ev, "mpi.np-unresolved", field,
+            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
                       "%s -np %.30s is not checked: its -H host list is not literal, so its "
                       "slots are unknown; use the operator's hostfile or literal host:slots",
                       r->launcher, r->np.text);
@@ -226,7 +230,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     }
     if (r->hostfile && strcmp(r->hostfile_path, OPERATOR_HOSTFILE) != 0) {
         if (r->np.set)
-            tg_report(ev, "mpi.np-unresolved", field,
+            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
                       "%s -np %.30s is not checked: --hostfile %.50s is not the operator's %s, so "
                       "its slots are unknown",
                       r->launcher, r->np.text, r->hostfile_path[0] ? r->hostfile_path : "(unknown)",
@@ -248,7 +252,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     bool hydra = r->impl != TG_MPI_OPENMPI && !r->horovod;
     if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
         !r->oversubscribe) {
-        tg_report(ev, "mpi.npernode-exceeds-slots", field,
+        tg_report(ev, TG_RULE_MPI_NPERNODE_EXCEEDS_SLOTS, field,
                   "%s runs %lld ranks per worker but slotsPerWorker is %lld: %s; lower it to %lld "
                   "or raise slotsPerWorker",
                   r->launcher, r->per_node.value, s->per_worker,
@@ -263,7 +267,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
         !r->oversubscribe && !__builtin_mul_overflow(r->per_node.value, s->nodes, &placed) &&
         placed < s->total && np > placed) {
         /* Open MPI refuses more processes than ppr places; hydra wraps around the hosts */
-        tg_report(ev, "mpi.np-exceeds-slots", field,
+        tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
                   "%s -np %lld is above the %lld ranks that %lld per worker place on %lld "
                   "workers: %s; use -np %lld",
                   r->launcher, np, placed, r->per_node.value, s->nodes,
@@ -273,14 +277,14 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     } else if (np > s->total && !r->oversubscribe) {
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
-        tg_report(ev, "mpi.np-exceeds-slots", field,
+        tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
                   "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
                   r->launcher, np, s->total, s->what,
                   hydra ? "extra ranks share the GPUs of the same workers"
                         : "Open MPI fails (not enough slots)",
                   s->total);
     } else if (np < s->total) {
-        tg_report(ev, "mpi.np-below-slots", field,
+        tg_report(ev, TG_RULE_MPI_NP_BELOW_SLOTS, field,
                   "%s -np %lld uses %lld of the %lld slots (%s): %lld stay idle; use -np %lld or "
                   "fewer workers or slots",
                   r->launcher, np, np, s->total, s->what, s->total - np, s->total);
@@ -325,7 +329,7 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
         return;
     if (tg_template_count(w, TG_RES_GPU, &n) == 1 && n > 0) {
         if (n != spw)
-            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+            tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "slotsPerWorker %lld%s but each worker has %lld nvidia.com/gpu: one rank "
                       "per GPU needs slotsPerWorker %lld",
                       spw, dflt, n, n);
@@ -333,7 +337,7 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
     }
     if (tg_template_count(w, RES_NEURONCORE, &n) == 1 && n > 0) {
         if (n != spw)
-            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+            tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuroncore: "
                       "one rank per NeuronCore needs slotsPerWorker %lld",
                       spw, dflt, n, n);
@@ -346,14 +350,14 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
         if (spw == n || (cores > 0 && spw == n * cores))
             return;
         if (cores > 0) {
-            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+            tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
                       "devices (%lld NeuronCores): use %lld (one rank per core) or %lld",
                       spw, dflt, n, n * cores, n * cores, n);
         } else if (spw < n || spw % n != 0) {
             /* cores unknown, but every Neuron device has 2 or more cores: one rank per core
              * is a multiple (2 or more) of the devices, one per device is the devices */
-            tg_report(ev, "mpi.slots-gpu-mismatch", field,
+            tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
                       "devices: use %lld (one rank per device) or devices x NeuronCores per "
                       "device (one rank per core)",
@@ -431,17 +435,17 @@ static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct t
     bool own_list = false;
     tg_env_value(lc->c, "OMPI_MCA_mca_base_env_list", &own_list);
     if (openmpi && own_list) /* -x next to that list aborts Open MPI 4: extend the list */
-        tg_report(ev, "mpi.env-not-forwarded", field,
+        tg_report(ev, TG_RULE_MPI_ENV_NOT_FORWARDED, field,
                   "%s%s: set only on workers, never seen by ranks (fresh sshd env); list in "
                   "the launcher's OMPI_MCA_mca_base_env_list",
                   names, more);
     else if (openmpi)
-        tg_report(ev, "mpi.env-not-forwarded", field,
+        tg_report(ev, TG_RULE_MPI_ENV_NOT_FORWARDED, field,
                   "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
                   "set on the launcher and add %s",
                   names, more, fix);
     else
-        tg_report(ev, "mpi.env-not-forwarded", field,
+        tg_report(ev, TG_RULE_MPI_ENV_NOT_FORWARDED, field,
                   "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
                   "set it in the launcher's env, which the launcher forwards",
                   names, more);

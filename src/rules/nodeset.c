@@ -3,20 +3,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/obj.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
+#include "tg/policy.h"
+#include "tg/registry.h"
 
 /* The kind and version the object was dispatched as: the review's, else the object's own. */
 static void dispatched_as(const struct tg_eval *ev, const char **kind, const char **version)
 {
-    const struct tg_review *rv = ev->review;
-    const char *av = ev->wl->api_version;
+    const struct tg_workload *wl = ev->wl;
+    const char *av = wl->api_version;
     const char *slash = strchr(av, '/');
-    *kind = ev->wl->kind_name;
+    *kind = wl->kind_name;
     *version = slash ? slash + 1 : av;
-    if (rv && rv->kind && *rv->kind) {
-        *kind = rv->kind;
-        *version = rv->version ? rv->version : "";
+    if (wl->req_kind && *wl->req_kind) {
+        *kind = wl->req_kind;
+        *version = wl->req_version ? wl->req_version : "";
     }
 }
 
@@ -31,11 +33,11 @@ static bool check_kind_version(struct tg_eval *ev)
         return true;
     dispatched_as(ev, &kind, &version);
     if (!strcmp(kind, "SlurmNodeSet"))
-        tg_report(ev, "nodeset.kind", "kind",
+        tg_report(ev, TG_RULE_NODESET_KIND, "kind",
                   "SlurmNodeSet is not a Slinky kind and no CRD serves it: write kind: NodeSet "
                   "(apiVersion slinky.slurm.net/v1beta1)");
     if (!strcmp(version, "v1alpha1"))
-        tg_report(ev, "nodeset.api-version", "apiVersion",
+        tg_report(ev, TG_RULE_NODESET_API_VERSION, "apiVersion",
                   "slinky.slurm.net/v1alpha1 was removed in slurm-operator 1.0 and no CRD serves "
                   "it: write slinky.slurm.net/v1beta1 with its fields (controllerRef, slurmd)");
     /* v1alpha1 has another schema (clusterName, a plain PodTemplateSpec): the v1beta1 rules
@@ -53,13 +55,13 @@ static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct 
     tg_path_key(&cp, sp, "controllerRef");
     tg_path_key(&np, &cp, "name");
     if (!raw || json_is_null(raw)) {
-        tg_report(ev, "nodeset.controller-ref", cp.field,
+        tg_report(ev, TG_RULE_NODESET_CONTROLLER_REF, cp.field,
                   "is missing: set controllerRef.name to the Slurm Controller CR of this "
                   "namespace, or the operator rejects the NodeSet");
         return;
     }
     if (!json_is_object(raw)) {
-        tg_report(ev, "nodeset.controller-ref", cp.field,
+        tg_report(ev, TG_RULE_NODESET_CONTROLLER_REF, cp.field,
                   "is not an object: write controllerRef: {name: <Controller CR in this "
                   "namespace>}");
         return;
@@ -68,7 +70,7 @@ static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct 
     const char *s = tg_get_string(ev, raw, &cp, "name");
     if (s && *s)
         return;
-    tg_report(ev, "nodeset.controller-ref", np.field,
+    tg_report(ev, TG_RULE_NODESET_CONTROLLER_REF, np.field,
               "is %s: set it to the Slurm Controller CR of this namespace, or the operator "
               "rejects the NodeSet",
               !name || json_is_null(name) ? "missing"
@@ -93,14 +95,14 @@ static void check_replicas(struct tg_eval *ev, const struct tg_path *sp)
     if (!ns->has_replicas)
         return;
     if (ns->replicas < 0) {
-        tg_report(ev, "gang.negative", rp.field,
+        tg_report(ev, TG_RULE_GANG_NEGATIVE, rp.field,
                   "replicas %lld is negative: it counts slurmd pods and must be 0 or more",
                   ns->replicas);
         return;
     }
     if (strcmp(ns->scaling_mode, "DaemonSet") || (!ev->offline && ns->replicas == 1))
         return;
-    tg_report(ev, "nodeset.daemonset-replicas", rp.field,
+    tg_report(ev, TG_RULE_NODESET_DAEMONSET_REPLICAS, rp.field,
               "replicas %lld is ignored in DaemonSet mode (one pod per matching node; HPA has no "
               "effect): remove it and select nodes with nodeSelector or tolerations",
               ns->replicas);
@@ -121,20 +123,20 @@ static void check_mode_fields(struct tg_eval *ev, json_t *spec, const struct tg_
     if (!strcmp(mode, "DaemonSet")) {
         if (got_pad == 1 && pad > 0) {
             tg_path_key(&p, sp, "ordinalPadding");
-            tg_report(ev, "nodeset.mode-field", p.field,
+            tg_report(ev, TG_RULE_NODESET_MODE_FIELD, p.field,
                       "ordinalPadding %lld only applies in StatefulSet mode; in DaemonSet mode "
                       "pods take their node's hostname: remove it",
                       pad);
         }
         if (got_pin == 1 && pin) {
             tg_path_key(&p, sp, "pinToNode");
-            tg_report(ev, "nodeset.mode-field", p.field,
+            tg_report(ev, TG_RULE_NODESET_MODE_FIELD, p.field,
                       "pinToNode only applies in StatefulSet mode; in DaemonSet mode every pod "
                       "is already tied to its node: remove it");
         }
     } else if (!strcmp(mode, "StatefulSet") && prune && !strcmp(prune, "NodeNotFound")) {
         tg_path_key(&p, sp, "pruneSlurmNodeRecords");
-        tg_report(ev, "nodeset.mode-field", p.field,
+        tg_report(ev, TG_RULE_NODESET_MODE_FIELD, p.field,
                   "NodeNotFound only works in DaemonSet mode and scalingMode is StatefulSet%s: "
                   "remove it or set scalingMode: DaemonSet",
                   ev->wl->ns.scaling_mode_set ? "" : " (the default)");
@@ -149,7 +151,7 @@ static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
 {
     const struct tg_workload *wl = ev->wl;
     struct tg_path p;
-    if (!ev->review || ev->review->op != TG_OP_UPDATE || !json_is_object(wl->old_obj))
+    if (wl->op != TG_OP_UPDATE || !json_is_object(wl->old_obj))
         return;
     json_t *old_spec = json_object_get(wl->old_obj, "spec");
     json_t *raw = json_object_get(old_spec, "scalingMode");
@@ -158,7 +160,7 @@ static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
     if (!old || !mode_known(old) || !mode_known(cur) || !strcmp(old, cur))
         return;
     tg_path_key(&p, sp, "scalingMode");
-    tg_report(ev, "nodeset.scaling-mode-change", p.field,
+    tg_report(ev, TG_RULE_NODESET_SCALING_MODE_CHANGE, p.field,
               "changes from %s to %s: the operator deletes every pod made in %s mode, killing "
               "their Slurm jobs; drain the nodes first or create a new NodeSet",
               old, cur, old);
@@ -179,7 +181,7 @@ int tg_rules_nodeset(struct tg_eval *ev)
     const char *mode = ev->wl->ns.scaling_mode;
     if (!mode_known(mode)) {
         tg_path_key(&p, &sp, "scalingMode");
-        tg_report(ev, "object.invalid-field", p.field,
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
                   "must be StatefulSet or DaemonSet (exact case), got \"%s\"", mode);
     }
     check_controller_ref(ev, spec, &sp);

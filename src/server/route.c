@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "tg/server.h"
+#include "tg/route.h"
 
 /* Webhook port: what kube-apiserver calls (api-facts 1.9: POST, application/json). */
 const struct tg_route tg_webhook_routes[] = {
@@ -244,24 +244,4 @@ bad:
     snprintf(err, errlen, "%s: expected host:port, [ipv6]:port or :port (port 0-65535)",
              s ? s : "(null)");
     return -EINVAL;
-}
-
-void tg_server_config_defaults(struct tg_server_config *c)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-    memset(c, 0, sizeof(*c));
-    c->listen = "0.0.0.0:8443";
-    c->probe_listen = "0.0.0.0:8080";
-    c->threads = n > 0 ? (unsigned int)n : 1;
-    c->shutdown_delay = 5;
-    c->drain_timeout = 30;
-    c->max_connections = 1024;
-    /* The API server waits at most 30 s for a webhook (timeoutSeconds 1..30): an idle or
-     * dribbling connection past that serves nobody. */
-    c->connection_timeout = 30;
-    c->header_timeout = 10;
-    c->max_buffered = (size_t)64 << 20;
-    c->reload_interval = 5;
-    c->max_body = TG_BODY_MAX;
 }

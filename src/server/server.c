@@ -12,19 +12,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tg/admission.h"
 #include "tg/arena.h"
-#include "tg/cli.h"
+#include "tg/catalogue.h"
 #include "tg/conntrack.h"
 #include "tg/finding.h"
+#include "tg/handler.h"
 #include "tg/log.h"
 #include "tg/metrics.h"
 #include "tg/pipeline.h"
 #include "tg/policy.h"
+#include "tg/reload.h"
+#include "tg/response.h"
 #include "tg/review.h"
-#include "tg/rules.h"
 #include "tg/server.h"
 #include "tg/tls.h"
+#include "tg/version.h"
 
 /* TLS 1.2 and 1.3 only (SPEC section 2); GnuTLS priority syntax, checked by the integration test
  * (TLS 1.0 and 1.1 clients are refused). -RSA drops static RSA key exchange: besides forward
@@ -781,4 +783,24 @@ out:
     if (rc == 0)
         tg_log(TG_LOG_INFO, "stopped");
     return rc;
+}
+
+void tg_server_config_defaults(struct tg_server_config *c)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(c, 0, sizeof(*c));
+    c->listen = "0.0.0.0:8443";
+    c->probe_listen = "0.0.0.0:8080";
+    c->threads = n > 0 ? (unsigned int)n : 1;
+    c->shutdown_delay = 5;
+    c->drain_timeout = 30;
+    c->max_connections = 1024;
+    /* The API server waits at most 30 s for a webhook (timeoutSeconds 1..30): an idle or
+     * dribbling connection past that serves nobody. */
+    c->connection_timeout = 30;
+    c->header_timeout = 10;
+    c->max_buffered = (size_t)64 << 20;
+    c->reload_interval = 5;
+    c->max_body = TG_BODY_MAX;
 }

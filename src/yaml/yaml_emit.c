@@ -1,4 +1,5 @@
 /* yaml_emit.c -- JSON values out as block YAML that reads back (kubectl, go-yaml v2) unchanged. */
+#include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
 #include <errno.h>

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "tg/admission.h"
 #include "tg/arena.h"
+#include "tg/handler.h"
 #include "tg/reader.h"
 #include "tg/yaml_json.h"
 

@@ -10,7 +10,7 @@ BODIES=${BENCH_BODIES:-pod-efa mpijob podgroup pod-large pod-update}
 BUILD=build-bench
 command -v wrk >/dev/null || { echo "bench: wrk not found (make deps installs it)"; exit 2; }
 make --no-print-directory BUILD=$BUILD OPT="-O2 -DNDEBUG" $BUILD/trainguard $BUILD/libtg.a >/dev/null
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude tests/bench/bench_pipeline.c $BUILD/libtg.a \
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc tests/bench/bench_pipeline.c $BUILD/libtg.a \
     $(pkg-config --cflags --libs libmicrohttpd jansson yaml-0.1 openssl gnutls) -lm -pthread \
     -o $BUILD/bench_pipeline
 tmp=$(mktemp -d)

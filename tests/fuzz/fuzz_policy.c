@@ -2,6 +2,7 @@
 #include <stdint.h>
 
 #include "tg/policy.h"
+#include "tg/policy_yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

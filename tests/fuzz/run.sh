@@ -12,7 +12,7 @@ command -v "$CC" >/dev/null || { echo "fuzz: $CC not found (make deps installs c
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 make --no-print-directory BUILD=$BUILD CC="$CC" OPT="-O1 -g -fno-omit-frame-pointer" \
     EXTRA_CFLAGS="$SAN -fsanitize=fuzzer-no-link" $BUILD/libtg.a >/dev/null
-CFLAGS="-std=c11 -D_GNU_SOURCE -Iinclude -O1 -g $SAN $(pkg-config --cflags jansson)"
+CFLAGS="-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -O1 -g $SAN $(pkg-config --cflags jansson)"
 LIBS="$(pkg-config --libs libmicrohttpd jansson yaml-0.1 openssl gnutls) -lm -pthread"
 shared=../shared/corpus
 seed_dir() { # target -> directory of seeds

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "support/cases.h"
-#include "tg/admission.h"
 #include "tg/arena.h"
+#include "tg/handler.h"
 #include "tg/yaml_json.h"
 
 static char *answer(struct tg_policy *pol, const char *body, size_t len, bool mutating, int *status)

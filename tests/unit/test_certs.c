@@ -16,8 +16,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "tg/certs.h"
-#include "tg/cli.h"
+#include "tg/certs_cmd.h"
 
 static char tmpdir[256];
 static char outdir[320];

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/admission.h"
+#include "tg/base64.h"
+#include "tg/handler.h"
 #include "tg/jsonw.h"
 #include "tg/patch.h"
 #include "tg/path.h"
 #include "tg/pipeline.h"
+#include "tg/response.h"
 
 /* ---- findings and text ---------------------------------------------------------------------- */
 
@@ -308,9 +310,11 @@ END_TEST
 
 static int rule_deny_and_warn(struct tg_eval *ev)
 {
-    tg_report(ev, "efa.no-hugepages", "spec.containers[0].resources", "warn finding\nwith newline");
-    tg_report(ev, "efa.limit-required", "spec.containers[0].resources.limits", "deny finding");
-    tg_report(ev, "efa.limit-required", "spec.containers[1].resources.limits", "second deny");
+    tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, "spec.containers[0].resources",
+              "warn finding\nwith newline");
+    tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, "spec.containers[0].resources.limits",
+              "deny finding");
+    tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, "spec.containers[1].resources.limits", "second deny");
     return 0;
 }
 
@@ -332,7 +336,7 @@ static int rule_many_warnings(struct tg_eval *ev)
     char field[64];
     for (int i = 0; i < 30; i++) {
         snprintf(field, sizeof(field), "spec.containers[%d].resources", i);
-        tg_report(ev, "efa.no-hugepages", field, "warn %d", i);
+        tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, field, "warn %d", i);
     }
     return 0;
 }

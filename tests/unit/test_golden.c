@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/admission.h"
+#include "tg/handler.h"
 #include "tg/yaml_json.h"
 
 #define DIR_REVIEWS "fixtures/reviews"

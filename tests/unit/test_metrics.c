@@ -7,9 +7,9 @@
 #include "tg/metrics.h"
 
 static const struct tg_rule_def rules[] = {
-    {"efa.env-without-device", TG_ACTION_DENY, "a"},
-    {"zone.missing", TG_ACTION_DENY, "b"},
-    {"efa.no-hugepages", TG_ACTION_WARN, "c"},
+    {.id = "efa.env-without-device", .default_action = TG_ACTION_DENY, .summary = "a"},
+    {.id = "zone.missing", .default_action = TG_ACTION_DENY, .summary = "b"},
+    {.id = "efa.no-hugepages", .default_action = TG_ACTION_WARN, .summary = "c"},
 };
 
 static void setup(void)

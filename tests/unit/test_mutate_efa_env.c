@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "support/cases.h"
+#include "tg/base64.h"
 #include "tg/pipeline.h"
+#include "tg/response.h"
 #include "tg/yaml_json.h"
 
 Suite *tg_test_mutate_efa_env_suite(void);

@@ -2,8 +2,8 @@
 #include <check.h>
 #include <string.h>
 
+#include "tg/obj.h"
 #include "tg/pod.h"
-#include "tg/rules.h"
 #include "tg/yaml_json.h"
 
 static json_t *yaml(const char *text)
@@ -79,7 +79,7 @@ static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
     snprintf(text, sizeof(text), "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: %s}",
              spec);
     *obj = yaml(text);
-    ck_assert_int_eq(tg_workload_decode(wl, TG_KIND_POD, *obj, NULL, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(wl, TG_KIND_POD, TG_OP_CREATE, *obj, NULL, NULL), 0);
     ck_assert_uint_eq(wl->ntpl, 1);
 }
 
@@ -257,19 +257,19 @@ START_TEST(spec_unchanged)
     json_t *c =
         yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: d}]}}");
     json_t *d = yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}}");
-    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, NULL, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, a, NULL, NULL), 0);
     ck_assert(!tg_workload_spec_unchanged(&wl)); /* CREATE: no old object */
     tg_workload_release(&wl);
-    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, b, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_UPDATE, a, b, NULL), 0);
     ck_assert(tg_workload_spec_unchanged(&wl));
     tg_workload_release(&wl);
-    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, c, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_UPDATE, a, c, NULL), 0);
     ck_assert(!tg_workload_spec_unchanged(&wl));
     tg_workload_release(&wl);
-    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, a, d, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_UPDATE, a, d, NULL), 0);
     ck_assert(!tg_workload_spec_unchanged(&wl));
     tg_workload_release(&wl);
-    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, d, d, NULL), 0);
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_UPDATE, d, d, NULL), 0);
     ck_assert(tg_workload_spec_unchanged(&wl));
     tg_workload_release(&wl);
     json_decref(a);

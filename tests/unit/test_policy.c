@@ -14,52 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tg/cli.h"
+#include "tg/catalogue.h"
 #include "tg/policy.h"
-#include "tg/rules.h"
+#include "tg/policy_cmd.h"
+#include "tg/policy_yaml.h"
+#include "tg/reload.h"
 
 #define FIX "fixtures/policy/"
 #define ERRLEN 8192
-
-/* SPEC section 4: every rule id and its default action. */
-static const struct {
-    const char *id;
-    enum tg_action action;
-} spec_defaults[] = {
-    {"efa.env-without-device", TG_ACTION_DENY},
-    {"efa.limit-required", TG_ACTION_DENY},
-    {"efa.invalid-quantity", TG_ACTION_DENY},
-    {"efa.exceeds-instance", TG_ACTION_DENY},
-    {"efa.below-instance", TG_ACTION_WARN},
-    {"efa.provider-mismatch", TG_ACTION_WARN},
-    {"efa.no-hugepages", TG_ACTION_WARN},
-    {"efa.infiniband-hostpath", TG_ACTION_WARN},
-    {"zone.missing", TG_ACTION_DENY},
-    {"zone.preferred-only", TG_ACTION_DENY},
-    {"zone.multiple", TG_ACTION_DENY},
-    {"zone.conflict", TG_ACTION_DENY},
-    {"mpi.np-exceeds-slots", TG_ACTION_DENY},
-    {"mpi.np-below-slots", TG_ACTION_WARN},
-    {"mpi.npernode-exceeds-slots", TG_ACTION_DENY},
-    {"mpi.np-unresolved", TG_ACTION_WARN},
-    {"mpi.slots-gpu-mismatch", TG_ACTION_WARN},
-    {"mpi.env-not-forwarded", TG_ACTION_WARN},
-    {"mpi.replicas", TG_ACTION_DENY},
-    {"mpi.restart-policy", TG_ACTION_DENY},
-    {"mpi.name-too-long", TG_ACTION_DENY},
-    {"gang.min-exceeds-members", TG_ACTION_DENY},
-    {"gang.partial-start", TG_ACTION_WARN},
-    {"gang.negative", TG_ACTION_DENY},
-    {"gang.scheduler-mismatch", TG_ACTION_WARN},
-    {"nodeset.daemonset-replicas", TG_ACTION_WARN},
-    {"nodeset.kind", TG_ACTION_DENY},
-    {"nodeset.api-version", TG_ACTION_DENY},
-    {"nodeset.controller-ref", TG_ACTION_DENY},
-    {"nodeset.scaling-mode-change", TG_ACTION_WARN},
-    {"nodeset.mode-field", TG_ACTION_WARN},
-    {"object.invalid-field", TG_ACTION_DENY},
-};
-#define NSPEC (sizeof spec_defaults / sizeof spec_defaults[0])
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -162,21 +124,46 @@ static size_t count_lines(const char *s)
 
 /* ---- the embedded default ----------------------------------------------------------------- */
 
-START_TEST(default_has_spec_rule_actions)
+/* The embedded policy's rules block is generated from the catalogue (make catalogue-check keeps it
+ * so); loading it must give every rule its catalogue default. */
+START_TEST(default_has_catalogue_rule_actions)
 {
     struct tg_policy *p = tg_policy_new_default();
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(p->mode, TG_MODE_ENFORCE);
     ck_assert_uint_eq(p->nactions, tg_rule_count);
-    for (size_t i = 0; i < NSPEC; i++)
-        ck_assert_msg(action_of(p, spec_defaults[i].id) == spec_defaults[i].action,
-                      "%s: default action %s, SPEC says %s", spec_defaults[i].id,
-                      tg_action_name(action_of(p, spec_defaults[i].id)),
-                      tg_action_name(spec_defaults[i].action));
-    /* Rules that SPEC does not list (none today) keep the registry default. */
     for (size_t i = 0; i < tg_rule_count; i++)
-        ck_assert_msg(p->actions[i] == tg_rule_defs[i].default_action, "%s", tg_rule_defs[i].id);
+        ck_assert_msg(p->actions[i] == tg_rule_defs[i].default_action, "%s: %s, catalogue says %s",
+                      tg_rule_defs[i].id, tg_action_name(p->actions[i]),
+                      tg_action_name(tg_rule_defs[i].default_action));
     tg_policy_unref(p);
+}
+END_TEST
+
+/* Every catalogue row is complete: a unique id "family.name" of a declared family, a default
+ * action, kinds, a release, and the texts that the docs, SARIF and the README show. */
+START_TEST(catalogue_rows_are_complete)
+{
+    for (size_t i = 0; i < tg_rule_count; i++) {
+        const struct tg_rule_def *r = &tg_rule_defs[i];
+        const char *dot = strchr(r->id, '.');
+        bool family = false;
+        ck_assert_msg(dot && dot > r->id && dot[1], "%s: id is not family.name", r->id);
+        for (size_t f = 0; f < tg_rule_family_count; f++)
+            family |= strlen(tg_rule_families[f].prefix) == (size_t)(dot - r->id) &&
+                      !strncmp(r->id, tg_rule_families[f].prefix, (size_t)(dot - r->id));
+        ck_assert_msg(family, "%s: no TG_FAMILY row for its prefix", r->id);
+        ck_assert_int_eq(tg_rule_index(r->id), (int)i);
+        ck_assert_msg(r->default_action != TG_ACTION_OFF, "%s: no default action", r->id);
+        ck_assert_msg(r->kinds != 0, "%s: no kinds", r->id);
+        ck_assert_msg(tg_release_cmp(r->since, "0.1") >= 0, "%s: since %s", r->id, r->since);
+        ck_assert_msg(r->summary[0] && r->example[0] && strlen(r->help) > 40, "%s: texts", r->id);
+    }
+    ck_assert_int_eq(tg_rule_index("efa.no-such-rule"), -1);
+    ck_assert_int_lt(tg_release_cmp("0.1", "0.2"), 0);
+    ck_assert_int_lt(tg_release_cmp("0.9", "0.10"), 0);
+    ck_assert_int_eq(tg_release_cmp("1.2", "1.2"), 0);
+    ck_assert_int_gt(tg_release_cmp("1.0", "0.99"), 0);
 }
 END_TEST
 
@@ -999,7 +986,8 @@ Suite *tg_test_policy_suite(void)
 {
     Suite *s = suite_create("policy");
     TCase *tc = tcase_create("default");
-    tcase_add_test(tc, default_has_spec_rule_actions);
+    tcase_add_test(tc, default_has_catalogue_rule_actions);
+    tcase_add_test(tc, catalogue_rows_are_complete);
     tcase_add_test(tc, default_has_spec_namespaces_zones_and_env);
     tcase_add_test(tc, default_has_instance_table);
     tcase_add_test(tc, embedded_default_round_trips);

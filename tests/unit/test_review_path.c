@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/admission.h"
 #include "tg/arena.h"
+#include "tg/handler.h"
 #include "tg/reader.h"
 #include "tg/yaml_json.h"
 

@@ -4,6 +4,7 @@
 
 #include "support/cases.h"
 #include "tg/pipeline.h"
+#include "tg/policy_yaml.h"
 
 /* A Pod in PodGroup pg with the given schedulerName (NULL: none). */
 static json_t *group_pod(const char *scheduler)

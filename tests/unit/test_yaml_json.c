@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
 /* Converts text (one document) and compares with the expected JSON text; expect NULL means an

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <yaml.h>
 
-#include "tg/cli.h"
+#include "tg/version.h"
+#include "tg/version_cmd.h"
 #include "tg/x509.h"
 
 int tg_cmd_version(int argc, char **argv)

@@ -1,7 +1,7 @@
-/* admission.h -- one AdmissionReview request body in, one HTTP answer out. The server and the
+/* handler.h -- one AdmissionReview request body in, one HTTP answer out. The server and the
  * golden tests both call this, so what is tested is what is served. */
-#ifndef TG_ADMISSION_H
-#define TG_ADMISSION_H
+#ifndef TG_HANDLER_H
+#define TG_HANDLER_H
 
 #include <stdbool.h>
 #include <stddef.h>

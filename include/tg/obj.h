@@ -1,0 +1,33 @@
+/* obj.h -- typed accessors over JSON objects for decoders and rules: a member of the wrong JSON
+ * type is reported as object.invalid-field (into the evaluation's sink) and treated as absent. */
+#ifndef TG_OBJ_H
+#define TG_OBJ_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "tg/eval.h"
+#include "tg/path.h"
+
+/* Each returns the member `key` of `parent` (an object; a NULL parent gives NULL). Absent and JSON
+ * null count as absent. A member of the wrong JSON type is reported as object.invalid-field at
+ * `path`.key and treated as absent. All returned json_t are borrowed. */
+json_t *tg_get_object(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
+                      const char *key);
+json_t *tg_get_array(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
+                     const char *key);
+const char *tg_get_string(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
+                          const char *key); /* NULL when absent */
+/* Integer member: 1 and sets *out when present and an integer (a float with no fraction counts,
+ * as Kubernetes decodes 2.0 as 2); 0 when absent; -1 when of the wrong type (reported). */
+int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
+               long long *out);
+/* Boolean member: 1 and *out, 0 absent, -1 wrong type (reported). */
+int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
+                bool *out);
+
+/* Env of one container: the literal value of variable `name` (last definition wins, as the
+ * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
+const char *tg_env_value(json_t *container, const char *name, bool *defined);
+
+#endif

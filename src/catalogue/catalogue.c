@@ -1,0 +1,109 @@
+/* catalogue.c -- the rule and kind tables, built from rules.def and kinds.def. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/catalogue.h"
+
+#define DENY TG_ACTION_DENY
+#define WARN TG_ACTION_WARN
+#define K(k) TG_KIND_BIT(TG_KIND_##k)
+#define T(t) TG_TRIGGER_##t
+
+const struct tg_rule_def tg_rule_defs[] = {
+#define TG_FAMILY(prefix, heading)
+#define TG_RULE(id, name, action, since, kinds, triggers, summary, example, help)                  \
+    {name, action, since, kinds, triggers, summary, example, help},
+#include "catalogue/rules.def"
+#undef TG_FAMILY
+#undef TG_RULE
+};
+const size_t tg_rule_count = sizeof(tg_rule_defs) / sizeof(tg_rule_defs[0]);
+_Static_assert(sizeof(tg_rule_defs) / sizeof(tg_rule_defs[0]) == TG_RULE_COUNT,
+               "one table row per rule id");
+
+const struct tg_rule_family tg_rule_families[] = {
+#define TG_FAMILY(prefix, heading) {prefix, heading},
+#define TG_RULE(id, name, action, since, kinds, triggers, summary, example, help)
+#include "catalogue/rules.def"
+#undef TG_FAMILY
+#undef TG_RULE
+};
+const size_t tg_rule_family_count = sizeof(tg_rule_families) / sizeof(tg_rule_families[0]);
+
+#undef DENY
+#undef WARN
+#undef K
+#undef T
+
+const struct tg_kind_def tg_kind_defs[] = {
+    {"unknown", "none"},
+#define TG_KIND(id, display, templates) {display, templates},
+#define TG_API(id, group, version, kind, resource, scope)
+#include "catalogue/kinds.def"
+#undef TG_KIND
+#undef TG_API
+};
+
+#define NAMESPACED TG_SCOPE_NAMESPACED
+#define CLUSTER TG_SCOPE_CLUSTER
+const struct tg_api_def tg_api_defs[] = {
+#define TG_KIND(id, display, templates)
+#define TG_API(id, group, version, kind, resource, scope)                                          \
+    {TG_KIND_##id, group, version, kind, resource, scope},
+#include "catalogue/kinds.def"
+#undef TG_KIND
+#undef TG_API
+};
+const size_t tg_api_count = sizeof(tg_api_defs) / sizeof(tg_api_defs[0]);
+#undef NAMESPACED
+#undef CLUSTER
+
+int tg_rule_index(const char *id)
+{
+    for (size_t i = 0; id && i < tg_rule_count; i++) {
+        if (!strcmp(tg_rule_defs[i].id, id))
+            return (int)i;
+    }
+    return -1;
+}
+
+const struct tg_api_def *tg_api_lookup(const char *group, const char *version, const char *kind)
+{
+    for (size_t i = 0; i < tg_api_count; i++) {
+        const struct tg_api_def *a = &tg_api_defs[i];
+        if (!strcmp(a->group, group ? group : "") && !strcmp(a->kind_name, kind ? kind : "") &&
+            (!a->version || !strcmp(a->version, version ? version : "")))
+            return a;
+    }
+    return NULL;
+}
+
+enum tg_kind tg_kind_lookup(const char *group, const char *version, const char *kind)
+{
+    const struct tg_api_def *a = tg_api_lookup(group, version, kind);
+    return a ? a->kind : TG_KIND_UNKNOWN;
+}
+
+/* One dot-separated number of a release, or -1 when s does not start with digits. */
+static long release_part(const char **s)
+{
+    char *end;
+    long v;
+    if (**s < '0' || **s > '9')
+        return -1;
+    v = strtol(*s, &end, 10);
+    *s = *end == '.' ? end + 1 : end;
+    return v;
+}
+
+int tg_release_cmp(const char *a, const char *b)
+{
+    for (int i = 0; i < 3; i++) {
+        long x = a ? release_part(&a) : -1, y = b ? release_part(&b) : -1;
+        if (x != y)
+            return x < y ? -1 : 1;
+        if (x < 0)
+            break;
+    }
+    return 0;
+}

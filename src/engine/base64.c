@@ -1,0 +1,71 @@
+/* base64.c -- standard base64 encoding and strict decoding. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/base64.h"
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *tg_base64_encode(const unsigned char *data, size_t len)
+{
+    size_t outlen = 4 * ((len + 2) / 3);
+    char *out = malloc(outlen + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned int v = (unsigned int)data[i] << 16;
+        if (i + 1 < len)
+            v |= (unsigned int)data[i + 1] << 8;
+        if (i + 2 < len)
+            v |= data[i + 2];
+        out[o++] = b64_alphabet[(v >> 18) & 63];
+        out[o++] = b64_alphabet[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int b64_value(char c)
+{
+    const char *p = c ? strchr(b64_alphabet, c) : NULL;
+    return p ? (int)(p - b64_alphabet) : -1;
+}
+
+unsigned char *tg_base64_decode(const char *text, size_t *outlen)
+{
+    size_t len = strlen(text);
+    if (len % 4)
+        return NULL;
+    unsigned char *out = malloc(len / 4 * 3 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        for (int k = 0; k < 4; k++) {
+            char c = text[i + k];
+            bool pad_ok = (i + 4 == len) && k >= 2 && c == '=';
+            v[k] = pad_ok ? 0 : b64_value(c);
+            if (v[k] < 0 || (k == 2 && c == '=' && text[i + 3] != '='))
+                goto fail;
+        }
+        unsigned int w =
+            (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+        out[o++] = (unsigned char)(w >> 16);
+        if (text[i + 2] != '=')
+            out[o++] = (unsigned char)(w >> 8);
+        if (text[i + 3] != '=')
+            out[o++] = (unsigned char)w;
+    }
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+fail:
+    free(out);
+    return NULL;
+}
