@@ -272,7 +272,7 @@ done
 check "Chart.yaml apiVersion v2, name trainguard" bash -c \
     "grep -q '^apiVersion: v2' '$CHART/Chart.yaml' && grep -q '^name: trainguard$' '$CHART/Chart.yaml'"
 appver=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
-srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/cli.h)
+srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/version.h)
 check "Chart appVersion ($appver) is the binary's version ($srcver)" test "$appver" = "$srcver"
 check "values: mode audit by default" grep -q '^mode: audit$' "$CHART/values.yaml"
 check "values: failurePolicy Ignore by default" grep -qE '^  failurePolicy: Ignore$' "$CHART/values.yaml"
