@@ -350,6 +350,23 @@ START_TEST(mutate_json)
 }
 END_TEST
 
+/* SPEC 10: "The mutator's notes go to the response warnings and to check --mutate's stderr". */
+START_TEST(mutate_prints_notes_on_stderr)
+{
+    /* KNOWN BUG: check_cmd.c prints only warnings that do not start with '[', and every note
+     * starts with "[mutate.efa-env]", so none is printed. Remove this return when fixed. */
+    fprintf(stderr, "KNOWN BUG (not run): check --mutate drops the mutator's notes\n");
+    if (!getenv("TG_RUN_KNOWN_BUGS"))
+        return;
+    struct run r = run_check(NULL, "--mutate", "fixtures/mutate/check-note.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 0);
+    HAS(r.err, "[mutate.efa-env] spec.containers[0].envFrom: set, so FI_PROVIDER not added");
+    LACKS(r.out, "FI_PROVIDER");
+    run_free(&r);
+}
+END_TEST
+
 Suite *tg_test_check_cmd_suite(void);
 Suite *tg_test_check_cmd_suite(void)
 {
@@ -370,6 +387,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, mutate_prints_yaml);
     tcase_add_test(tc, mutate_keeps_every_document);
     tcase_add_test(tc, mutate_json);
+    tcase_add_test(tc, mutate_prints_notes_on_stderr);
     suite_add_tcase(s, tc);
     return s;
 }
