@@ -101,12 +101,15 @@ static bool policy_eq(const struct tg_policy *a, const struct tg_policy *b)
     for (size_t i = 0; i < a->ninstances; i++) {
         const struct tg_instance *x = &a->instances[i], *y = &b->instances[i];
         if (strcmp(x->name, y->name) || x->efa != y->efa || x->gpus != y->gpus ||
-            x->neuron != y->neuron || x->neuron_cores != y->neuron_cores || x->gdr != y->gdr)
+            x->neuron != y->neuron || x->neuron_cores != y->neuron_cores || x->gdr != y->gdr ||
+            x->lnc != y->lnc || x->rdma_read != y->rdma_read)
             return false;
     }
     for (size_t i = 0; i < a->ninject; i++) {
         const struct tg_env_entry *x = &a->inject_env[i], *y = &b->inject_env[i];
         if (strcmp(x->name, y->name) || strcmp(x->value, y->value) || x->gdr_only != y->gdr_only ||
+            x->rdma_read_only != y->rdma_read_only ||
+            x->host_network_only != y->host_network_only ||
             !strv_eq(x->families, x->nfamilies, (const char *const *)y->families, y->nfamilies))
             return false;
     }
