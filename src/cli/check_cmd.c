@@ -36,11 +36,12 @@
 enum check_format { FMT_TEXT, FMT_JSON, FMT_JUNIT, FMT_SARIF, FMT_POLICYREPORT };
 static const char *const format_names[] = {"text", "json", "junit", "sarif", "policyreport"};
 
-enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_FAIL_ON, OPT_HELP };
+enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_EXPLAIN, OPT_CONFIG, OPT_MODE, OPT_FAIL_ON, OPT_HELP };
 
 static const struct option options[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"mutate", no_argument, NULL, OPT_MUTATE},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"mode", required_argument, NULL, OPT_MODE},
     {"fail-on", required_argument, NULL, OPT_FAIL_ON},
@@ -55,6 +56,7 @@ struct check_run {
     enum check_format format;
     enum tg_action fail_on; /* --fail-on: TG_ACTION_DENY or TG_ACTION_WARN */
     bool mutate;
+    bool explain;    /* --explain: the parallel plan per role, and what is unresolved */
     FILE *text;      /* text findings and summary: stdout, or stderr when stdout is not text */
     bool first_yaml; /* --mutate text: no "---" before the first manifest */
     struct tg_check_report rep;
@@ -84,6 +86,10 @@ static void usage(FILE *out)
         "  --mutate                     also run the mutators and print the mutated manifests\n"
         "                               as YAML on stdout (findings and notes go to stderr);\n"
         "                               with -o json, each result carries them instead\n"
+        "  --explain                    also print the parallel plan read from each launch line,\n"
+        "                               per role: world size, TP, PP, CP, EP, DP, micro batch,\n"
+        "                               accumulation, global batch; and what cannot be read and\n"
+        "                               why (text: PLAN and UNRESOLVED lines; json: explain)\n"
         "  --config FILE                policy file (default: the embedded policy)\n"
         "  --mode enforce|warn|audit    override the policy's mode (labels and `allowed`)\n"
         "  -R, --recursive              accepted for kubectl habits: directories always recurse\n"
@@ -160,6 +166,52 @@ static const char *object_label(const json_t *e, char *buf, size_t len)
     return buf;
 }
 
+/* " TP 8" of a plan member, "" when it is null. */
+static void plan_part(char *buf, size_t len, const json_t *plan, const char *key, const char *name,
+                      const char *sep)
+{
+    const json_t *v = json_object_get(plan, key);
+    size_t at = strlen(buf);
+    if (json_is_integer(v) && at < len)
+        snprintf(buf + at, len - at, "%s%s %" JSON_INTEGER_FORMAT, at ? sep : "", name,
+                 json_integer_value(v));
+}
+
+/* --explain in text: a PLAN line per role and an UNRESOLVED line per value not read. */
+static void print_plan(FILE *out, const char *lab, const char *obj, const json_t *e)
+{
+    const char *role;
+    const json_t *plan, *u;
+    size_t i;
+    char clean[TG_MSG_MAX];
+    json_object_foreach ((json_t *)json_object_get(e, "explain"), role, plan) {
+        char sizes[160] = "", batch[160] = "", world[48] = "world ?";
+        const json_t *ws = json_object_get(plan, "worldSize");
+        if (json_is_integer(ws))
+            snprintf(world, sizeof(world), "world %" JSON_INTEGER_FORMAT, json_integer_value(ws));
+        plan_part(sizes, sizeof(sizes), plan, "tp", "TP", " x ");
+        plan_part(sizes, sizeof(sizes), plan, "pp", "PP", " x ");
+        plan_part(sizes, sizeof(sizes), plan, "cp", "CP", " x ");
+        plan_part(sizes, sizeof(sizes), plan, "dp", "DP", " x ");
+        plan_part(sizes, sizeof(sizes), plan, "ep", "EP", ", ");
+        plan_part(batch, sizeof(batch), plan, "micro", "micro", " x ");
+        plan_part(batch, sizeof(batch), plan, "accumulation", "accumulation", " x ");
+        plan_part(batch, sizeof(batch), plan, "dp", "DP", " x ");
+        plan_part(batch, sizeof(batch), plan, "globalBatch", "= global batch", " ");
+        tg_text_sanitize(json_string_value(json_object_get(plan, "worldFrom")), clean,
+                         sizeof(clean), 200);
+        fprintf(out, "%s %s: PLAN %s (%s) %s: %s (%s)%s%s%s%s\n", lab, obj, role,
+                json_string_value(json_object_get(plan, "container")),
+                json_string_value(json_object_get(plan, "framework")), world, clean,
+                *sizes ? "; " : "", sizes, *batch ? "; " : "", batch);
+    }
+    json_array_foreach (json_object_get(e, "unresolved"), i, u) {
+        tg_text_sanitize(json_string_value(json_object_get(u, "why")), clean, sizeof(clean), 300);
+        fprintf(out, "%s %s: UNRESOLVED %s: %s\n", lab, obj,
+                json_string_value(json_object_get(u, "what")), clean);
+    }
+}
+
 /* Text lines of one results entry: findings to r->text, mutator notes to stderr. */
 static void print_result(struct check_run *r, const json_t *e)
 {
@@ -184,6 +236,8 @@ static void print_result(struct check_run *r, const json_t *e)
         fflush(stdout);
         fprintf(stderr, "%s %s: NOTE %s\n", lab, obj, json_string_value(f));
     }
+    if (r->explain && r->format == FMT_TEXT)
+        print_plan(r->text, lab, obj, e);
 }
 
 /* ---- checking -------------------------------------------------------------------------------- */
@@ -261,7 +315,9 @@ static int check_object(struct check_run *r, const struct tg_check_where *w, jso
     entry = tg_check_report_add_result(&r->rep, w, obj, &res);
     if (!entry)
         rc = -ENOMEM;
-    else if (r->mutate)
+    else if (r->explain && res.explain && json_object_set(entry, "explain", res.explain))
+        rc = -ENOMEM;
+    if (rc == 0 && entry && r->mutate)
         rc = mutate_object(r, w, obj, &res, entry, out);
     if (rc == 0) {
         print_result(r, entry);
@@ -521,6 +577,9 @@ static int parse_option(int c, struct check_run *r, const char **config, char **
         return parse_fail_on(optarg, &r->fail_on);
     case OPT_MUTATE:
         r->mutate = true;
+        return 0;
+    case OPT_EXPLAIN:
+        r->explain = true;
         return 0;
     case 'R':
         return 0;

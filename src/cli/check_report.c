@@ -188,6 +188,8 @@ static int fill_result(json_t *e, const struct tg_check_where *w, json_t *obj,
         return -ENOMEM;
     if (json_object_set(e, "findings", findings))
         return -ENOMEM;
+    if (json_array_size(res->unresolved) && json_object_set(e, "unresolved", res->unresolved))
+        return -ENOMEM;
     return add_notes(e, res);
 }
 

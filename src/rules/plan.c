@@ -552,7 +552,7 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
     rc = rc ? rc : set_new(o, "framework", json_string(tg_plan_fw_name(p->fw)));
     rc = rc ? rc : set_new(o, "program", json_string(p->program));
     rc = rc ? rc : set_new(o, "container", json_string(c->name));
-    rc = rc ? rc : set_new(o, "world", json_string(k->world.known ? k->world.how : k->world.why));
+    rc = rc ? rc : set_new(o, "worldFrom", json_string(k->world.known ? k->world.how : k->world.why));
     if (rc == 0 && json_object_set_new(ev->explain, t->role_name, o) == 0)
         return 0;
     json_decref(o);

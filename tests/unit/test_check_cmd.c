@@ -891,6 +891,7 @@ static const struct {
     {NULL, {"--mode", "audit", FIX "efa-pod-deny.yaml", FIX "multi.yaml"}},
     {NULL, {CI "no-manifests"}},
     {NULL, {"--mutate", CI "envfrom-pod.yaml", FIX "yaml11.yaml"}}, /* json only */
+    {NULL, {"--explain", CI "plan-mpijob.yaml"}},
 };
 
 START_TEST(every_format_validates)
@@ -971,6 +972,53 @@ START_TEST(mutate_prints_notes_on_stderr)
 }
 END_TEST
 
+/* SPEC 12: --explain adds the plan read from each launch line, per role, and what is unresolved
+ * and why, to text and JSON output; unresolved is in the JSON report with or without it. */
+START_TEST(explain_prints_the_plan)
+{
+    struct run r = run_check(NULL, "--explain", CI "plan-mpijob.yaml", NULL);
+    int rc;
+    json_t *v, *e, *plan, *u;
+
+    ck_assert_int_eq(r.rc, 1);
+    HAS(r.out, "DENY [plan.world-size] spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]"
+               ".command[0]: megatron_gpt_pretraining.py: TP 8 x PP 4 x CP 1 = 32 does not divide "
+               "16 ranks (mpirun -np 16)");
+    HAS(r.out, "MPIJob ml/nemo-mpi: PLAN Launcher (launcher) NeMo: world 16 (mpirun -np 16); "
+               "TP 8 x PP 4 x CP 1, EP 1; micro 2\n");
+    HAS(r.out, "MPIJob ml/nemo-mpi: UNRESOLVED globalBatch: model.global_batch_size: $GBS is set "
+               "from valueFrom, unknown at admission\n");
+    run_free(&r);
+    r = run_check(NULL, CI "plan-mpijob.yaml", NULL);
+    LACKS(r.out, "PLAN");
+    LACKS(r.out, "UNRESOLVED");
+    run_free(&r);
+
+    v = JSON_REPORT(rc, NULL, "--explain", CI "plan-mpijob.yaml");
+    ck_assert_int_eq(rc, 1);
+    e = json_array_get(json_object_get(v, "results"), 0);
+    plan = json_object_get(json_object_get(e, "explain"), "Launcher");
+    ck_assert_int_eq(iget(plan, "worldSize"), 16);
+    ck_assert_int_eq(iget(plan, "tp"), 8);
+    ck_assert_int_eq(iget(plan, "pp"), 4);
+    ck_assert_int_eq(iget(plan, "micro"), 2);
+    ck_assert(json_is_null(json_object_get(plan, "dp"))); /* 16 / 32 is no DP */
+    ck_assert(json_is_null(json_object_get(plan, "globalBatch")));
+    ck_assert_str_eq(sget(plan, "framework"), "NeMo");
+    ck_assert_str_eq(sget(plan, "worldFrom"), "mpirun -np 16");
+    ck_assert_uint_eq(json_array_size(json_object_get(e, "unresolved")), 1);
+    u = json_array_get(json_object_get(e, "unresolved"), 0);
+    ck_assert_str_eq(sget(u, "what"), "globalBatch");
+    json_decref(v);
+
+    v = JSON_REPORT(rc, NULL, CI "plan-mpijob.yaml");
+    e = json_array_get(json_object_get(v, "results"), 0);
+    ck_assert_ptr_null(json_object_get(e, "explain"));
+    ck_assert_uint_eq(json_array_size(json_object_get(e, "unresolved")), 1);
+    json_decref(v);
+}
+END_TEST
+
 Suite *tg_test_check_cmd_suite(void);
 Suite *tg_test_check_cmd_suite(void)
 {
@@ -994,6 +1042,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, mutate_json);
     tcase_add_test(tc, mutate_notes_on_stderr);
     tcase_add_test(tc, mutate_prints_notes_on_stderr);
+    tcase_add_test(tc, explain_prints_the_plan);
     suite_add_tcase(s, tc);
     /* Schema validation starts python3: give it room on a loaded machine. */
     tcase_set_timeout(ci, 120);
