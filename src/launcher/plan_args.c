@@ -631,6 +631,11 @@ static void fill_defaults(struct tg_plan *p, const struct seen *s)
         absent_unknown(p, why);
         break;
     case TG_PLAN_FW_HF:
+        if (p->auto_batch && p->micro.state == TG_PV_SET) {
+            p->micro.state = TG_PV_UNKNOWN;
+            snprintf(p->micro.why, sizeof(p->micro.why),
+                     "--auto_find_batch_size lowers the batch when it runs out of memory");
+        }
         value_unknown(&p->micro, "no --per_device_train_batch_size: the script's default is "
                                  "not known");
         value_unknown(&p->accum, "no --gradient_accumulation_steps: the script's default is "

@@ -199,7 +199,9 @@ static void world_words(const struct tg_plan_world *w, char *buf, size_t len)
     snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s", w->how);
 }
 
-/* A fix: the next world the model size divides, or a smaller PP (then TP) that divides it. */
+/* A fix: the next world the model size divides, or a smaller PP (then TP) that divides it,
+ * taken among the divisors of the size as written (layers and attention heads that divide by it
+ * still divide). */
 static void world_fix(const struct worked *k, long long m, char *buf, size_t len)
 {
     long long up = (k->world.n / m + 1) * m;
@@ -211,7 +213,7 @@ static void world_fix(const struct worked *k, long long m, char *buf, size_t len
             continue;
         long long rest = m / f[i]->v;
         for (long long v = f[i]->v - 1; v >= 1; v--) {
-            if (k->world.n % (rest * v) == 0) {
+            if (f[i]->v % v == 0 && k->world.n % (rest * v) == 0) {
                 snprintf(buf + n, len - (size_t)n, " or %s %lld", names[i], v);
                 return;
             }
@@ -354,7 +356,7 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
                      .v = hm.v * hg.v * (k->world.known ? k->world.n : 0)};
     struct num t = ds_value(&d->train, hf, tf), m = ds_value(&d->micro, hf, hm),
                g = ds_value(&d->gas, hf, hg);
-    if (!t.known || (!m.known && !g.known))
+    if (!t.known)
         return 0;
     if (!k->dp.known) {
         /* any DP: fails for all of them only when the known factors do not divide */
@@ -368,6 +370,8 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
         return 1;
     }
     long long dp = k->dp.v;
+    if (!m.known && !g.known)
+        g = (struct num){true, 1}; /* train_batch_size alone: one step, micro = train / DP */
     long long mm = m.known ? m.v : (t.v / dp / g.v);
     long long gg = g.known ? g.v : (t.v / mm / dp);
     if (mm > 0 && gg > 0 && t.v == mm * gg * dp)
