@@ -12,7 +12,8 @@
  *   localhost:0,1,... counts the slots it names.
  * - accelerate launch: --num_processes (the total).
  * - NeMo: trainer.num_nodes x trainer.devices when nothing else starts the processes.
- * Facts: docs/references.md#ref-plan-world. */
+ * Facts: docs/references.md#ref-plan-world-mpi, #ref-plan-torchrun, #ref-plan-deepspeed-launcher,
+ * #ref-plan-accelerate, #ref-plan-nemo1, #ref-plan-nemo2. */
 #ifndef TG_PLAN_WORLD_H
 #define TG_PLAN_WORLD_H
 

@@ -74,6 +74,7 @@ static const struct flag flags[] = {
     {"--deepspeed-activation-checkpointing", E_DS_MARK, 0, O_MEGATRON_DS},
     {"--deepspeed_config", E_DS_CONFIG, 1, O_ANY},
     {"--deepspeed-config", E_DS_CONFIG, 1, O_ANY},
+    {"--deepscale_config", E_DS_CONFIG, 1, O_ANY},
     {"--deepspeed", E_HF_DEEPSPEED, 0, O_ANY},
     {"--per_device_train_batch_size", E_HF_MICRO, 1, O_HF},
     {"--per-device-train-batch-size", E_HF_MICRO, 1, O_HF},
