@@ -36,7 +36,7 @@ struct tg_eval {
      * the report; NULL until a rule fills them, owned by the evaluation's caller. */
     json_t *explain;    /* object: role name -> the plan of that role */
     json_t *unresolved; /* array of {what, why}: values the rules could not read */
-    int error;                       /* first -errno hit (-ENOMEM); evaluation then fails */
+    int error;          /* first -errno hit (-ENOMEM); evaluation then fails */
 };
 
 /* Reports a finding of rule id at `field` (a Kubernetes field path). */

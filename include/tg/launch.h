@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tg/launch_plan.h"
 #include "tg/launch_value.h"
 #include "tg/mpirun.h"
-#include "tg/plan.h"
 #include "tg/shell.h"
 
 #define TG_LAUNCH_MAX_DEPTH TG_SH_MAX_DEPTH
@@ -35,7 +35,8 @@
 struct tg_launch {
     struct tg_mpirun *runs; /* MPI launchers: mpirun, mpiexec, orterun, prterun, horovodrun */
     size_t nruns;
-    struct tg_plan *plans; /* training launches read for the parallel plan (include/tg/plan.h) */
+    struct tg_plan
+        *plans; /* training launches read for the parallel plan (include/tg/launch_plan.h) */
     size_t nplans;
     bool script_error; /* unterminated quote or similar: reading stopped there */
     char error[TG_LAUNCH_REASON_MAX];

@@ -64,7 +64,7 @@ struct tg_mpirun {
                           container env, exported script variables, prefix
                           assignments, `env NAME=VALUE` (values may be unknown) */
     size_t nenv;
-    bool mpmd; /* ':'-separated app contexts; np is their sum */
+    bool mpmd;   /* ':'-separated app contexts; np is their sum */
     size_t prog; /* the word (index into the words parsed) where the program starts; 0 when
                     there is none, or several (MPMD) */
     /* Where the invocation is (set by its caller, src/launcher/launch.c, from the shell walk). */

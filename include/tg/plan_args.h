@@ -1,13 +1,13 @@
-/* plan_args.h -- the training program's own arguments read into a plan (include/tg/plan.h):
+/* plan_args.h -- the training program's own arguments read into a plan (include/tg/launch_plan.h):
  * Megatron-LM / Megatron-Core and Megatron-DeepSpeed flags, NeMo Hydra overrides (NeMo 1 and the
  * NeMo 2 CLI), Hugging Face Trainer flags, and the DeepSpeed JSON config they name.
  *
- * Contract: as include/tg/plan.h. argv[0] is the program (a script path, or the first word after
- * `nemo llm pretrain` for the NeMo 2 CLI); reading never looks before it. */
+ * Contract: as include/tg/launch_plan.h. argv[0] is the program (a script path, or the first word
+ * after `nemo llm pretrain` for the NeMo 2 CLI); reading never looks before it. */
 #ifndef TG_PLAN_ARGS_H
 #define TG_PLAN_ARGS_H
 
-#include "tg/plan.h"
+#include "tg/launch_plan.h"
 
 /* Reads the program's arguments into p (the launcher part of p is left as it is), then decides
  * the framework and fills the values the line does not give: the framework's default where the

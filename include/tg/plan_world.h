@@ -1,5 +1,5 @@
 /* plan_world.h -- the world size of a training launch (SPEC 11): how many processes train
- * together, from the launchers on its line (include/tg/plan.h) and the workload around it.
+ * together, from the launchers on its line (include/tg/launch_plan.h) and the workload around it.
  *
  * - mpirun: -np (-n) ranks; without it, every slot of the MPIJob's hostfile (slotsPerWorker x
  *   workers, the launcher only with runLauncherAsWorker) or -N per node x hosts. The MPI launcher

@@ -91,8 +91,7 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     if (tg_launcher_is_mpi(cmd->words[0].text)) {
         /* the MPI row read this command just before (when it had room to keep it) */
         run = l->nruns ? &l->runs[l->nruns - 1] : NULL;
-        if (!run || run->line != cmd->line || run->index != cmd->index ||
-            run->depth != cmd->depth)
+        if (!run || run->line != cmd->line || run->index != cmd->index || run->depth != cmd->depth)
             return 0;
     }
     struct tg_plan_files files = {.v = lw->files, .n = lw->nfiles};
@@ -111,8 +110,8 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
 /* Strings a command line that the plan reader reads contains: its launchers' names or the words
  * of the flags the plan rules judge (parallel sizes, batch sizes, a DeepSpeed config). */
 static const char *const plan_mentions[] = {
-    "parallel", "batch", "accumulat", "deepspeed", "accelerate", "torchrun", "torch.distributed",
-    "trainer.", "nemo",  NULL};
+    "parallel",          "batch",    "accumulat", "deepspeed", "accelerate", "torchrun",
+    "torch.distributed", "trainer.", "nemo",      NULL};
 
 /* ---- files the script writes ----------------------------------------------------------------*/
 
@@ -150,12 +149,10 @@ static char *echo_text(const struct tg_sh_cmd *cmd, const char **why)
         len += strlen(cmd->words[i].text) + 1;
     }
     char *s = calloc(1, len);
-    for (size_t i = 1; s && i < cmd->nwords; i++) {
-        strcat(s, cmd->words[i].text);
-        strcat(s, i + 1 < cmd->nwords ? " " : "");
-    }
-    if (s)
-        strcat(s, "\n");
+    size_t at = 0;
+    for (size_t i = 1; s && i < cmd->nwords; i++)
+        at += (size_t)snprintf(s + at, len - at, "%s%s", cmd->words[i].text,
+                               i + 1 < cmd->nwords ? " " : "\n");
     return s;
 }
 

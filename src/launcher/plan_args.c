@@ -114,7 +114,7 @@ static const struct key keys[] = {
 /* What reading the arguments saw, beyond the values. */
 struct seen {
     bool megatron, megatron_ds, hf, hydra, nemo2_keys;
-    bool ds_switch;     /* --deepspeed as a switch (Megatron-DeepSpeed) */
+    bool ds_switch;                    /* --deepspeed as a switch (Megatron-DeepSpeed) */
     char opaque[TG_LAUNCH_REASON_MAX]; /* a word that may hold any flag ($ARGS unknown) */
     char hydra_cfg[128];               /* --config-path / --config-name */
 };
@@ -197,7 +197,8 @@ void tg_plan_path(const char *cwd, const char *p, char *out, size_t len)
     size_t lens[64], n = 0;
     for (const char *s = buf; *s;) {
         size_t l = strcspn(s, "/");
-        if (l == 2 && s[0] == '.' && s[1] == '.' && n > 0 && !(lens[n - 1] == 2 && parts[n - 1][0] == '.'))
+        if (l == 2 && s[0] == '.' && s[1] == '.' && n > 0 &&
+            !(lens[n - 1] == 2 && parts[n - 1][0] == '.'))
             n--;
         else if (l > 0 && !(l == 1 && s[0] == '.') && n < 64) {
             parts[n] = s;
@@ -265,7 +266,7 @@ static void ds_unknown(struct tg_plan_ds_config *c, const char *why)
 }
 
 void tg_plan_read_ds_config(struct tg_plan *p, const struct tg_sh_word *w, const char *value,
-                           const struct tg_plan_files *files, const char *cwd)
+                            const struct tg_plan_files *files, const char *cwd)
 {
     struct tg_plan_ds_config *c = &p->dscfg;
     char why[TG_LAUNCH_REASON_MAX];
@@ -284,8 +285,8 @@ void tg_plan_read_ds_config(struct tg_plan *p, const struct tg_sh_word *w, const
         const struct tg_plan_file *f = find_file(files, cwd, value);
         snprintf(c->src, sizeof(c->src), "%.100s", value);
         if (!f) {
-            snprintf(why, sizeof(why), "the DeepSpeed config %.80s is a file read when the job runs",
-                     value);
+            snprintf(why, sizeof(why),
+                     "the DeepSpeed config %.80s is a file read when the job runs", value);
             ds_unknown(c, why);
             return;
         }
@@ -473,11 +474,10 @@ static bool read_override(struct tg_plan *p, struct seen *s, const struct tg_sh_
 }
 
 /* Hydra's own flags: --config-path/-cp, --config-name/-cn (the config is another file). */
-static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, size_t argc,
-                              size_t i)
+static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, size_t argc, size_t i)
 {
-    static const char *const names[] = {"--config-path", "--config-name", "-cp", "-cn",
-                                        "--config-dir", "-cd"};
+    static const char *const names[] = {"--config-path", "--config-name", "-cp",
+                                        "-cn",           "--config-dir",  "-cd"};
     const char *t = argv[i].text;
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         size_t n = strlen(names[k]);
@@ -485,8 +485,8 @@ static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, siz
             continue;
         const char *v = t[n] == '=' ? t + n + 1 : (i + 1 < argc ? argv[i + 1].text : "");
         size_t l = strlen(s->hydra_cfg);
-        snprintf(s->hydra_cfg + l, sizeof(s->hydra_cfg) - l, "%s%s=%.60s", l ? " " : "",
-                 names[k], v);
+        snprintf(s->hydra_cfg + l, sizeof(s->hydra_cfg) - l, "%s%s=%.60s", l ? " " : "", names[k],
+                 v);
         return t[n] == '=' ? 1 : 2;
     }
     return 0;
@@ -556,8 +556,8 @@ static void decide(struct tg_plan *p, const struct seen *s)
 
 static struct tg_plan_value *all_values(struct tg_plan *p, size_t i)
 {
-    struct tg_plan_value *vs[] = {&p->tp,    &p->pp,    &p->cp,    &p->ep,    &p->micro,
-                                  &p->gbs,   &p->accum, &p->nodes, &p->devices};
+    struct tg_plan_value *vs[] = {&p->tp,  &p->pp,    &p->cp,    &p->ep,     &p->micro,
+                                  &p->gbs, &p->accum, &p->nodes, &p->devices};
     return i < sizeof(vs) / sizeof(vs[0]) ? vs[i] : NULL;
 }
 
@@ -592,8 +592,7 @@ static void nemo1_defaults(struct tg_plan *p)
             snprintf(why, sizeof(why), "not on the line: set in the Hydra config (%.100s)",
                      p->config);
         else
-            snprintf(why, sizeof(why), "not on the line: set in %.60s's Hydra config",
-                     p->program);
+            snprintf(why, sizeof(why), "not on the line: set in %.60s's Hydra config", p->program);
         absent_unknown(p, why);
         return;
     }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "tg/launch.h"
-#include "tg/mpi.h"
 #include "tg/launch_memo.h"
+#include "tg/mpi.h"
 #include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/pod.h"

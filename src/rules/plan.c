@@ -1,7 +1,7 @@
 /* plan.c -- the plan.* rules (SPEC 11 "The parallel plan"): plan.world-size, plan.global-batch
  * and plan.tp-across-nodes over the plans read from each container's launch line
- * (include/tg/plan.h), with the world from include/tg/plan_world.h; and the plan per role and what
- * is unresolved, for `check --explain` and the report.
+ * (include/tg/launch_plan.h), with the world from include/tg/plan_world.h; and the plan per role
+ * and what is unresolved, for `check --explain` and the report.
  *
  * Arithmetic (docs/references.md#ref-plan; the sources win over SPEC 11 where they differ):
  * - Megatron: world % (TP x PP x CP) == 0 (CP includes Megatron-DeepSpeed's sequence parallel
@@ -33,7 +33,8 @@
 #include "tg/registry.h"
 #include "tg/roles.h"
 
-/* ---- the plan of one launch, worked out --------------------------------------------------------*/
+/* ---- the plan of one launch, worked out
+ * --------------------------------------------------------*/
 
 /* A size as the check uses it: known (and its value), or not. */
 struct num {
@@ -244,8 +245,7 @@ static void check_experts(struct tg_eval *ev, struct seen *s, const struct tg_co
                           const struct worked *k)
 {
     char msg[512];
-    if (!k->dp.known || !k->ep.known || k->ep.v <= 1 || !k->etp.known ||
-        !megatron_family(k->p->fw))
+    if (!k->dp.known || !k->ep.known || k->ep.v <= 1 || !k->etp.known || !megatron_family(k->p->fw))
         return;
     long long grid = k->etp.v * k->ep.v * k->pp.v;
     bool old_fail = k->dp.v % k->ep.v != 0;
@@ -257,9 +257,12 @@ static void check_experts(struct tg_eval *ev, struct seen *s, const struct tg_co
         return;
     char old_txt[160], new_txt[160];
     snprintf(old_txt, sizeof(old_txt), "DP %lld is not divisible by EP %lld", k->dp.v, k->ep.v);
-    snprintf(new_txt, sizeof(new_txt), "expert TP %lld x EP %lld x PP %lld = %lld does not divide "
-             "%lld ranks", k->etp.v, k->ep.v, k->pp.v, grid, k->world.n);
-    snprintf(msg, sizeof(msg), "%s: %s%s%s: the expert groups cannot be formed and %s stops at "
+    snprintf(new_txt, sizeof(new_txt),
+             "expert TP %lld x EP %lld x PP %lld = %lld does not divide "
+             "%lld ranks",
+             k->etp.v, k->ep.v, k->pp.v, grid, k->world.n);
+    snprintf(msg, sizeof(msg),
+             "%s: %s%s%s: the expert groups cannot be formed and %s stops at "
              "start-up; choose EP to divide %s",
              k->p->program, folded ? new_txt : old_txt, !folded && !before ? ", and " : "",
              !folded && !before ? new_txt : "", tg_plan_fw_name(k->p->fw),
@@ -275,9 +278,11 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
     const struct tg_plan *p = k->p;
     if (p->fw == TG_PLAN_FW_NEMO1 && p->megatron_model && tg_pv_known(&p->accum) &&
         p->accum.value != 1) {
-        snprintf(msg, len, "%s: %s: NeMo's Megatron models accumulate gradients themselves and "
+        snprintf(msg, len,
+                 "%s: %s: NeMo's Megatron models accumulate gradients themselves and "
                  "stop unless trainer.accumulate_grad_batches is 1; set 1 (accumulation is "
-                 "global batch / (micro x DP))", p->program, p->accum.src);
+                 "global batch / (micro x DP))",
+                 p->program, p->accum.src);
         return 1;
     }
     if (p->v1_batch || !k->gbs.known || !k->micro.known || p->gbs.state != TG_PV_SET)
@@ -291,16 +296,19 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
     else
         snprintf(unit, sizeof(unit), "micro %lld (x any DP)", mi);
     if (p->decrease_if_needed && g < md) {
-        snprintf(msg, len, "%s: global batch %lld is below %s: even with "
+        snprintf(msg, len,
+                 "%s: global batch %lld is below %s: even with "
                  "--decrease-batch-size-if-needed Megatron needs one micro-batch per DP rank; "
-                 "use at least %lld", p->program, g, unit, md);
+                 "use at least %lld",
+                 p->program, g, unit, md);
         return 1;
     }
     if (!p->decrease_if_needed && g % md != 0) {
-        snprintf(msg, len, "%s: global batch %lld%s is not divisible by %s: Megatron stops at "
-                 "start-up; use %lld%s", p->program, g, p->rampup.state == TG_PV_SET ?
-                 " (the end of the ramp-up)" : "", unit, (g / md + 1) * md,
-                 g / md > 0 ? " or a multiple of it" : "");
+        snprintf(msg, len,
+                 "%s: global batch %lld%s is not divisible by %s: Megatron stops at "
+                 "start-up; use %lld%s",
+                 p->program, g, p->rampup.state == TG_PV_SET ? " (the end of the ramp-up)" : "",
+                 unit, (g / md + 1) * md, g / md > 0 ? " or a multiple of it" : "");
         return 1;
     }
     return 0;
@@ -324,19 +332,22 @@ static int hf_mismatch(const struct worked *k, char *msg, size_t len)
     struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
     const char *fix = "set it to the Trainer's value or \"auto\"";
     if (m.known && hm.known && m.v != hm.v) {
-        snprintf(msg, len, "%s contradicts --per_device_train_batch_size %lld: the Trainer stops "
+        snprintf(msg, len,
+                 "%s contradicts --per_device_train_batch_size %lld: the Trainer stops "
                  "(\"Please correct the following DeepSpeed config values\"); %s",
                  d->micro.src, hm.v, fix);
         return 1;
     }
     if (g.known && hg.known && g.v != hg.v) {
-        snprintf(msg, len, "%s contradicts --gradient_accumulation_steps %lld: the Trainer stops "
+        snprintf(msg, len,
+                 "%s contradicts --gradient_accumulation_steps %lld: the Trainer stops "
                  "(\"Please correct the following DeepSpeed config values\"); %s",
                  d->gas.src, hg.v, fix);
         return 1;
     }
     if (t.known && hm.known && hg.known && k->world.known && t.v != k->world.n * hm.v * hg.v) {
-        snprintf(msg, len, "%s is not world %lld x --per_device_train_batch_size %lld x "
+        snprintf(msg, len,
+                 "%s is not world %lld x --per_device_train_batch_size %lld x "
                  "--gradient_accumulation_steps %lld = %lld: the Trainer stops; %s",
                  d->train.src, k->world.n, hm.v, hg.v, k->world.n * hm.v * hg.v, fix);
         return 1;
@@ -363,7 +374,8 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
         long long f = (m.known ? m.v : 1) * (g.known ? g.v : 1);
         if (t.v % f == 0)
             return 0;
-        snprintf(msg, len, "%s is not a multiple of %s%s%s: no data-parallel size makes "
+        snprintf(msg, len,
+                 "%s is not a multiple of %s%s%s: no data-parallel size makes "
                  "train_batch_size = micro x accumulation x DP, and DeepSpeed stops at start-up",
                  d->train.src, m.known ? d->micro.src : "", m.known && g.known ? " x " : "",
                  g.known ? d->gas.src : "");
@@ -376,8 +388,10 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
     long long gg = g.known ? g.v : (t.v / mm / dp);
     if (mm > 0 && gg > 0 && t.v == mm * gg * dp)
         return 0;
-    snprintf(msg, len, "%s is not micro %lld x accumulation %lld x DP %lld = %lld%s: DeepSpeed "
-             "stops at start-up; use %lld", d->train.src, mm, gg, dp, mm * gg * dp,
+    snprintf(msg, len,
+             "%s is not micro %lld x accumulation %lld x DP %lld = %lld%s: DeepSpeed "
+             "stops at start-up; use %lld",
+             d->train.src, mm, gg, dp, mm * gg * dp,
              m.known && g.known ? "" : " (DeepSpeed derives the missing value by rounding down)",
              (mm > 0 ? mm : 1) * (gg > 0 ? gg : 1) * dp);
     return 1;
@@ -404,9 +418,9 @@ static void check_batch(struct tg_eval *ev, struct seen *s, const struct tg_cont
  * (the IMEX channel of a ComputeDomain): one multi-node NVLink domain of up to 72 GPUs. */
 static bool nvlink_clique(const struct tg_template *t)
 {
-    json_t *terms = json_object_get(
-        json_object_get(json_object_get(t->spec, "affinity"), "podAffinity"),
-        "requiredDuringSchedulingIgnoredDuringExecution");
+    json_t *terms =
+        json_object_get(json_object_get(json_object_get(t->spec, "affinity"), "podAffinity"),
+                        "requiredDuringSchedulingIgnoredDuringExecution");
     size_t i;
     json_t *term;
     if (json_array_size(json_object_get(t->spec, "resourceClaims")) == 0)
@@ -474,7 +488,8 @@ static int check_tp(struct tg_eval *ev, struct seen *s, const struct tg_template
     int rc = nvlink_domain(ev, tg_plan_rank_template(ev->wl, t), &d, what, sizeof(what));
     if (rc <= 0 || k->tp.v <= d)
         return rc;
-    snprintf(msg, sizeof(msg), "%s: TP %lld spans more GPUs than one NVLink domain (%s): every "
+    snprintf(msg, sizeof(msg),
+             "%s: TP %lld spans more GPUs than one NVLink domain (%s): every "
              "layer's tensor-parallel all-reduce then crosses the network, many times slower; "
              "keep TP at most %lld and raise PP or CP instead",
              k->p->program, k->tp.v, what, d);
@@ -482,7 +497,8 @@ static int check_tp(struct tg_eval *ev, struct seen *s, const struct tg_template
     return 0;
 }
 
-/* ---- explain and unresolved --------------------------------------------------------------------*/
+/* ---- explain and unresolved
+ * --------------------------------------------------------------------*/
 
 static json_t *jnum(struct num n)
 {
@@ -556,7 +572,8 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
     rc = rc ? rc : set_new(o, "framework", json_string(tg_plan_fw_name(p->fw)));
     rc = rc ? rc : set_new(o, "program", json_string(p->program));
     rc = rc ? rc : set_new(o, "container", json_string(c->name));
-    rc = rc ? rc : set_new(o, "worldFrom", json_string(k->world.known ? k->world.how : k->world.why));
+    rc = rc ? rc
+            : set_new(o, "worldFrom", json_string(k->world.known ? k->world.how : k->world.why));
     if (rc == 0 && json_object_set_new(ev->explain, t->role_name, o) == 0)
         return 0;
     json_decref(o);
@@ -588,10 +605,16 @@ static int unresolved(struct tg_eval *ev, const struct worked *k)
         const char *what;
         const struct tg_plan_value *v;
     } vals[] = {
-        {"tp", &p->tp},       {"pp", &p->pp},           {"cp", &p->cp},
-        {"ep", &p->ep},       {"micro", &p->micro},     {"globalBatch", &p->gbs},
-        {"accumulation", &p->accum}, {"micro", &p->dscfg.micro},
-        {"accumulation", &p->dscfg.gas}, {"globalBatch", &p->dscfg.train},
+        {"tp", &p->tp},
+        {"pp", &p->pp},
+        {"cp", &p->cp},
+        {"ep", &p->ep},
+        {"micro", &p->micro},
+        {"globalBatch", &p->gbs},
+        {"accumulation", &p->accum},
+        {"micro", &p->dscfg.micro},
+        {"accumulation", &p->dscfg.gas},
+        {"globalBatch", &p->dscfg.train},
     };
     int rc = 0;
     if (p->fw == TG_PLAN_FW_NONE)

@@ -159,7 +159,7 @@ static void ds_world(struct tg_eval *ev, const struct tg_template *t, const stru
             known(w, 1, gpus, "GPUs (the pod's nvidia.com/gpu)");
         } else {
             unknown(w, "the DeepSpeed launcher uses every local GPU, and the pod's count is "
-                              "not known");
+                       "not known");
         }
         return;
     }
@@ -219,6 +219,6 @@ int tg_plan_world(struct tg_eval *ev, const struct tg_template *t, const struct 
         nemo_world(p, w);
     else
         unknown(w, "the program runs without a launcher: its world comes from the "
-                         "environment the job sets");
+                   "environment the job sets");
     return 0;
 }

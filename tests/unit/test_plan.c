@@ -18,12 +18,12 @@ struct pcase {
     const char *name;
     const char *container; /* JSON */
     int nplans;
-    int plan;               /* which plan is checked */
+    int plan; /* which plan is checked */
     enum tg_plan_fw fw;
-    const char *launcher;   /* "mpi", "deepspeed", "accelerate", "nemo", "direct" */
+    const char *launcher; /* "mpi", "deepspeed", "accelerate", "nemo", "direct" */
     struct pv v;
-    const char *ds;         /* DeepSpeed JSON "train/micro/gas" as values above, e.g. "128/4/2" */
-    const char *extra;      /* other checks, see check_extra */
+    const char *ds;    /* DeepSpeed JSON "train/micro/gas" as values above, e.g. "128/4/2" */
+    const char *extra; /* other checks, see check_extra */
 };
 
 static const struct pcase cases[] = {
@@ -37,19 +37,21 @@ static const struct pcase cases[] = {
      .v = {.tp = "8", .pp = "4", .cp = "=1", .ep = "=1", .etp = "-", .micro = "1", .gbs = "64"},
      .extra = "program=pretrain_gpt.py"},
     {.name = "a bash script with variables, field splitting and an array",
-     .container = "{\"command\": [\"bash\", \"-c\"], \"args\": [\"TP=2\\nPP=4\\n"
-                  "PAR=\\\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP\\\"\\n"
-                  "BATCH=(--micro-batch-size 2 --global-batch-size 256 --rampup-batch-size 16 16 100)\\n"
-                  "python3 pretrain_gpt.py $PAR ${BATCH[@]} --decrease-batch-size-if-needed "
-                  "--context-parallel-size=2 --expert-model-parallel-size 4 "
-                  "--expert-tensor-parallel-size 1\"]}",
+     .container =
+         "{\"command\": [\"bash\", \"-c\"], \"args\": [\"TP=2\\nPP=4\\n"
+         "PAR=\\\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP\\\"\\n"
+         "BATCH=(--micro-batch-size 2 --global-batch-size 256 --rampup-batch-size 16 16 100)\\n"
+         "python3 pretrain_gpt.py $PAR ${BATCH[@]} --decrease-batch-size-if-needed "
+         "--context-parallel-size=2 --expert-model-parallel-size 4 "
+         "--expert-tensor-parallel-size 1\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "2", .pp = "4", .cp = "2", .ep = "4", .etp = "1", .micro = "2", .gbs = "256"},
      .extra = "decrease rampup=16"},
     {.name = "an unset variable leaves that value unknown, the others read",
-     .container = "{\"command\": [\"bash\", \"-c\", \"python pretrain_gpt.py "
-                  "--tensor-model-parallel-size 8 --global-batch-size $GBS --micro-batch-size 1\"]}",
+     .container =
+         "{\"command\": [\"bash\", \"-c\", \"python pretrain_gpt.py "
+         "--tensor-model-parallel-size 8 --global-batch-size $GBS --micro-batch-size 1\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "8", .gbs = "?", .micro = "1"}},
@@ -60,10 +62,11 @@ static const struct pcase cases[] = {
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "?", .pp = "?", .cp = "?", .micro = "1", .gbs = "?"}},
     {.name = "$(VAR) from the container env and valueFrom",
-     .container = "{\"env\": [{\"name\": \"TP\", \"value\": \"4\"}, {\"name\": \"PP\", "
-                  "\"valueFrom\": {\"configMapKeyRef\": {\"name\": \"c\", \"key\": \"pp\"}}}],"
-                  " \"command\": [\"python\", \"pretrain_gpt.py\", "
-                  "\"--tensor-model-parallel-size=$(TP)\", \"--pipeline-model-parallel-size=$(PP)\"]}",
+     .container =
+         "{\"env\": [{\"name\": \"TP\", \"value\": \"4\"}, {\"name\": \"PP\", "
+         "\"valueFrom\": {\"configMapKeyRef\": {\"name\": \"c\", \"key\": \"pp\"}}}],"
+         " \"command\": [\"python\", \"pretrain_gpt.py\", "
+         "\"--tensor-model-parallel-size=$(TP)\", \"--pipeline-model-parallel-size=$(PP)\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "4", .pp = "?"},
@@ -75,24 +78,33 @@ static const struct pcase cases[] = {
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "?", .pp = "?", .micro = "2", .gbs = "?"}},
     {.name = "Megatron v1 --model-parallel-size and --batch-size",
-     .container = "{\"command\": [\"python\", \"-m\", \"pretrain_gpt2\", \"--model-parallel-size\", "
-                  "\"2\", \"--batch-size\", \"8\"]}",
+     .container =
+         "{\"command\": [\"python\", \"-m\", \"pretrain_gpt2\", \"--model-parallel-size\", "
+         "\"2\", \"--batch-size\", \"8\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_MEGATRON,
      .v = {.tp = "2", .micro = "8", .gbs = "-"},
      .extra = "v1"},
     {.name = "NeMo 1 overrides under mpirun, with + and ++ prefixes",
-     .container = "{\"command\": [\"mpirun\", \"-np\", \"16\", \"--bind-to\", \"none\", \"python3\","
-                  " \"/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py\","
-                  " \"trainer.devices=8\", \"trainer.num_nodes=2\", "
-                  "\"model.tensor_model_parallel_size=4\", \"++model.context_parallel_size=2\","
-                  " \"+model.expert_model_parallel_size='2'\", \"model.global_batch_size=32\","
-                  " \"trainer.accumulate_grad_batches=1\"]}",
+     .container =
+         "{\"command\": [\"mpirun\", \"-np\", \"16\", \"--bind-to\", \"none\", \"python3\","
+         " \"/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py\","
+         " \"trainer.devices=8\", \"trainer.num_nodes=2\", "
+         "\"model.tensor_model_parallel_size=4\", \"++model.context_parallel_size=2\","
+         " \"+model.expert_model_parallel_size='2'\", \"model.global_batch_size=32\","
+         " \"trainer.accumulate_grad_batches=1\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_NEMO1,
      .launcher = "mpi",
-     .v = {.tp = "4", .pp = "=1", .cp = "2", .ep = "2", .micro = "=4", .gbs = "32", .accum = "1",
-           .nodes = "2", .devices = "8"},
+     .v = {.tp = "4",
+           .pp = "=1",
+           .cp = "2",
+           .ep = "2",
+           .micro = "=4",
+           .gbs = "32",
+           .accum = "1",
+           .nodes = "2",
+           .devices = "8"},
      .extra = "megatron_model"},
     {.name = "NeMo 1 Launcher: python with --config-path and one override",
      .container = "{\"command\": [\"python\", \"/opt/NeMo/examples/nlp/language_modeling/"
@@ -102,14 +114,15 @@ static const struct pcase cases[] = {
      .fw = TG_PLAN_FW_NEMO1,
      .v = {.tp = "8", .pp = "?", .cp = "?", .micro = "?", .gbs = "?", .devices = "?"}},
     {.name = "NeMo 2 CLI: the recipe hides what is not overridden",
-     .container = "{\"command\": [\"nemo\", \"llm\", \"pretrain\", \"--factory\", \"llama3_8b\", "
-                  "\"-y\", \"trainer.num_nodes=1\", \"trainer.devices=8\", "
-                  "\"trainer.strategy.tensor_model_parallel_size=2\", \"data.global_batch_size=16\"]}",
+     .container =
+         "{\"command\": [\"nemo\", \"llm\", \"pretrain\", \"--factory\", \"llama3_8b\", "
+         "\"-y\", \"trainer.num_nodes=1\", \"trainer.devices=8\", "
+         "\"trainer.strategy.tensor_model_parallel_size=2\", \"data.global_batch_size=16\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_NEMO2,
      .launcher = "nemo",
-     .v = {.tp = "2", .pp = "?", .cp = "?", .micro = "?", .gbs = "16", .nodes = "1",
-           .devices = "8"},
+     .v =
+         {.tp = "2", .pp = "?", .cp = "?", .micro = "?", .gbs = "16", .nodes = "1", .devices = "8"},
      .extra = "recipe=llama3_8b"},
     {.name = "Megatron-DeepSpeed under the DeepSpeed launcher with a here-document JSON",
      .container = "{\"workingDir\": \"/w\", \"command\": [\"bash\", \"-c\", \"GBS=16\\n"
@@ -126,10 +139,11 @@ static const struct pcase cases[] = {
      .ds = "16/2/-",
      .extra = "ds_nodes=2 ds_gpus=8 hostfile=/etc/mpi/hostfile"},
     {.name = "a relative DeepSpeed JSON path against workingDir, the file written before",
-     .container = "{\"workingDir\": \"/workspace/mds\", \"command\": [\"bash\", \"-c\", "
-                  "\"DS=./tmp/ds.json\\ncat <<'EOT' > $DS\\n{\\\"train_batch_size\\\": \\\"auto\\\"}"
-                  "\\nEOT\\npython pretrain_gpt.py --deepspeed_config=tmp/../tmp/ds.json "
-                  "--micro-batch-size 1\"]}",
+     .container =
+         "{\"workingDir\": \"/workspace/mds\", \"command\": [\"bash\", \"-c\", "
+         "\"DS=./tmp/ds.json\\ncat <<'EOT' > $DS\\n{\\\"train_batch_size\\\": \\\"auto\\\"}"
+         "\\nEOT\\npython pretrain_gpt.py --deepspeed_config=tmp/../tmp/ds.json "
+         "--micro-batch-size 1\"]}",
      .nplans = 1,
      .fw = TG_PLAN_FW_MEGATRON_DS,
      .ds = "auto/-/-"},
@@ -186,18 +200,18 @@ static void check_value(const char *name, const char *what, const struct tg_plan
         ck_assert_msg(v->state == TG_PV_ABSENT, "%s: %s state %d, want absent", name, what,
                       v->state);
     } else if (!strcmp(want, "?")) {
-        ck_assert_msg(v->state == TG_PV_UNKNOWN && v->why[0], "%s: %s state %d, want unknown",
-                      name, what, v->state);
+        ck_assert_msg(v->state == TG_PV_UNKNOWN && v->why[0], "%s: %s state %d, want unknown", name,
+                      what, v->state);
     } else if (!strcmp(want, "auto")) {
         ck_assert_msg(v->state == TG_PV_AUTO, "%s: %s state %d, want auto", name, what, v->state);
     } else {
         bool dflt = want[0] == '=';
-        ck_assert_msg(v->state == TG_PV_SET, "%s: %s state %d (%s), want set", name, what,
-                      v->state, v->why);
+        ck_assert_msg(v->state == TG_PV_SET, "%s: %s state %d (%s), want set", name, what, v->state,
+                      v->why);
         ck_assert_msg(v->value == atoll(want + dflt), "%s: %s is %lld, want %s", name, what,
                       v->value, want);
-        ck_assert_msg(dflt == (strstr(v->src, "default") != NULL), "%s: %s source '%s'", name,
-                      what, v->src);
+        ck_assert_msg(dflt == (strstr(v->src, "default") != NULL), "%s: %s source '%s'", name, what,
+                      v->src);
     }
 }
 

@@ -194,8 +194,8 @@ START_TEST(shell_splits_unquoted_expansions_into_fields)
          &s);
     ck_assert_uint_eq(s.n, 3);
     /* unquoted: four fields; quoted: one word; $EMPTY alone vanishes; "" stays an empty word */
-    ck_assert_str_eq(s.cmds[0],
-                     "torchrun --nproc_per_node 8 --nnodes 2 --nproc_per_node 8  --nnodes 2 x  t.py");
+    ck_assert_str_eq(
+        s.cmds[0], "torchrun --nproc_per_node 8 --nnodes 2 --nproc_per_node 8  --nnodes 2 x  t.py");
     ck_assert_str_eq(s.cmds[1], "mpirun -np 4 ./a 2");
     ck_assert_str_eq(s.cmds[2], "mpirun ?$UNSET a b");
 }

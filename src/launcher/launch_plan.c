@@ -1,5 +1,5 @@
-/* plan.c -- the launchers in front of a training program, read for the parallel plan
- * (include/tg/plan.h): mpirun (its program), the DeepSpeed launcher, accelerate launch, the
+/* launch_plan.c -- the launchers in front of a training program, read for the parallel plan
+ * (include/tg/launch_plan.h): mpirun (its program), the DeepSpeed launcher, accelerate launch, the
  * NeMo 2 CLI and Python; the program's own arguments are src/launcher/plan_args.c's.
  *
  * Sources (docs/references.md#ref-plan): microsoft/DeepSpeed deepspeed/launcher/runner.py
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/launch_plan.h"
 #include "tg/mpirun.h"
-#include "tg/plan.h"
 #include "tg/plan_args.h"
 
 static const char *base(const char *path)
@@ -111,8 +111,18 @@ static void take_count(struct tg_plan_value *v, const struct tg_sh_word *w, cons
 
 /* deepspeed/launcher/runner.py parse_args: the store_true options. */
 static const char *const ds_flags[] = {
-    "--module",    "--no_python",    "--no_local_rank",      "--no_ssh_check",       "--force_multi",
-    "--save_pid",  "--elastic_training", "--bind_cores_to_rank", "--no_ssh", "-h", "--help", NULL,
+    "--module",
+    "--no_python",
+    "--no_local_rank",
+    "--no_ssh_check",
+    "--force_multi",
+    "--save_pid",
+    "--elastic_training",
+    "--bind_cores_to_rank",
+    "--no_ssh",
+    "-h",
+    "--help",
+    NULL,
 };
 
 static void copy_word(char *dst, size_t len, const struct tg_sh_word *w, const char *text,
@@ -163,12 +173,32 @@ static size_t read_deepspeed(const struct tg_sh_word *w, size_t n, size_t i, str
 /* src/accelerate/commands/launch.py launch_command_parser: the store_true options (written with
  * underscores; hyphens are accepted too). */
 static const char *const accel_flags[] = {
-    "-h",          "--help",           "-q",        "--quiet",        "--cpu",
-    "--multi_gpu", "--tpu",            "--ipex",    "--enable_cpu_affinity",
-    "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--use_deepspeed", "--use_fsdp",
-    "--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python",
-    "--tpu_cluster", "--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16",
-    "--fp8_use_autocast_during_eval", "--debug", NULL,
+    "-h",
+    "--help",
+    "-q",
+    "--quiet",
+    "--cpu",
+    "--multi_gpu",
+    "--tpu",
+    "--ipex",
+    "--enable_cpu_affinity",
+    "--dynamo_use_fullgraph",
+    "--dynamo_use_dynamic",
+    "--use_deepspeed",
+    "--use_fsdp",
+    "--use_megatron_lm",
+    "--use_xpu",
+    "--same_network",
+    "-m",
+    "--module",
+    "--no_python",
+    "--tpu_cluster",
+    "--no_tpu_cluster",
+    "--tpu_use_sudo",
+    "--downcast_bf16",
+    "--fp8_use_autocast_during_eval",
+    "--debug",
+    NULL,
 };
 
 /* The option with '-' after the leading "--" turned into '_' (launch.py clean_option). */
@@ -270,8 +300,9 @@ static size_t read_launchers(const struct tg_sh_word *w, size_t n, size_t i, str
     if (!strcmp(b, "deepspeed"))
         return read_deepspeed(w, n, i, p);
     if (!strcmp(b, "accelerate"))
-        return i + 1 < n && !strcmp(w[i + 1].text, "launch") ? read_accelerate(w, n, i, p, files, cwd)
-                                                             : n;
+        return i + 1 < n && !strcmp(w[i + 1].text, "launch")
+                   ? read_accelerate(w, n, i, p, files, cwd)
+                   : n;
     if (!strcmp(b, "nemo"))
         return read_nemo_cli(w, n, i, p);
     if (!strcmp(b, "torchrun"))

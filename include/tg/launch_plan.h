@@ -1,4 +1,4 @@
-/* plan.h -- the parallel plan of a training launch line (SPEC 11): what starts the processes
+/* launch_plan.h -- the parallel plan of a training launch line (SPEC 11): what starts the processes
  * (mpirun, torchrun, the DeepSpeed launcher, accelerate launch, the NeMo 2 CLI, python), and what
  * the training program is told: tensor, pipeline, context, expert parallel sizes, micro and
  * global batch, gradient accumulation, a DeepSpeed JSON config.
@@ -9,7 +9,8 @@
  * - Megatron-DeepSpeed (the same with `--deepspeed`, `--deepspeed_config`,
  *   `--ds-sequence-parallel-size`, `--moe-expert-parallel-size`);
  * - NeMo 1 Hydra overrides (`trainer.devices=8`, `+model.context_parallel_size=2`, `++...`) and the
- *   NeMo 2 CLI (`nemo llm pretrain --factory RECIPE trainer.strategy.tensor_model_parallel_size=2`);
+ *   NeMo 2 CLI (`nemo llm pretrain --factory RECIPE
+ * trainer.strategy.tensor_model_parallel_size=2`);
  * - Hugging Face Trainer flags (`--per_device_train_batch_size`, `--gradient_accumulation_steps`,
  *   `--deepspeed '{...}'` or a path) and DeepSpeed JSON configs, inline or written by a
  *   here-document earlier in the same script.
@@ -23,8 +24,8 @@
  * - The world size is not computed here: it needs the workload (pods, slots, GPUs per pod). The
  *   plan records what the launchers on the line say; src/rules/plan.c combines it with the view.
  * - Everything a struct tg_plan holds is inside it (fixed-size text); no release is needed. */
-#ifndef TG_PLAN_H
-#define TG_PLAN_H
+#ifndef TG_LAUNCH_PLAN_H
+#define TG_LAUNCH_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -77,10 +78,10 @@ struct tg_plan_ds_launcher {
     struct tg_plan_value num_gpus;  /* --num_gpus / --num_accelerators: GPUs per kept host */
     char hostfile[128];             /* -H/--hostfile as written; "" when not given */
     bool hostfile_set;
-    bool hostfile_known;      /* the hostfile word is resolved */
-    char include[128];        /* -i/--include NODE_SPEC[@NODE_SPEC...]; "" when not given */
-    bool include_known;       /* the include word is resolved */
-    bool exclude;             /* -e/--exclude given */
+    bool hostfile_known; /* the hostfile word is resolved */
+    char include[128];   /* -i/--include NODE_SPEC[@NODE_SPEC...]; "" when not given */
+    bool include_known;  /* the include word is resolved */
+    bool exclude;        /* -e/--exclude given */
 };
 
 /* accelerate launch's options (src/accelerate/commands/launch.py). */
@@ -101,43 +102,43 @@ struct tg_plan_ds_config {
 
 struct tg_plan {
     /* ---- how the processes start (outermost first) ---- */
-    bool mpi;            /* an MPI launcher starts the program: mpi_run is its index in the
-                            launch's runs */
+    bool mpi; /* an MPI launcher starts the program: mpi_run is its index in the
+                 launch's runs */
     size_t mpi_run;
-    bool torch;          /* torchrun (under mpirun: each rank runs it); torch_at is the word
-                            where torchrun starts in the command, torch_run its index in the
-                            launch's torchrun list when it is a command of its own */
+    bool torch; /* torchrun (under mpirun: each rank runs it); torch_at is the word
+                   where torchrun starts in the command, torch_run its index in the
+                   launch's torchrun list when it is a command of its own */
     size_t torch_at;
-    bool deepspeed;      /* the DeepSpeed launcher */
+    bool deepspeed; /* the DeepSpeed launcher */
     struct tg_plan_ds_launcher ds;
-    bool accelerate;     /* accelerate launch */
+    bool accelerate; /* accelerate launch */
     struct tg_plan_accelerate acc;
-    bool nemo_cli;       /* nemo llm ... (NeMo 2): world = trainer.num_nodes x trainer.devices */
-    char recipe[64];     /* --factory / -f RECIPE */
-    bool direct;         /* the program runs as it is (python script.py): one process, unless
-                            the framework spawns (NeMo) */
-    char launcher[48];   /* for messages: "mpirun + torchrun", "deepspeed", "accelerate launch" */
+    bool nemo_cli;     /* nemo llm ... (NeMo 2): world = trainer.num_nodes x trainer.devices */
+    char recipe[64];   /* --factory / -f RECIPE */
+    bool direct;       /* the program runs as it is (python script.py): one process, unless
+                          the framework spawns (NeMo) */
+    char launcher[48]; /* for messages: "mpirun + torchrun", "deepspeed", "accelerate launch" */
 
     /* ---- the program ---- */
     enum tg_plan_fw fw;
     char program[64]; /* the script's base name: "pretrain_gpt.py", "megatron_gpt_pretraining.py" */
     struct tg_plan_value tp, pp, cp, ep, etp;
-    struct tg_plan_value ds_sp;      /* Megatron-DeepSpeed --ds-sequence-parallel-size */
-    struct tg_plan_value micro, gbs; /* Megatron --micro-batch-size / --global-batch-size,
-                                        NeMo model./data. micro_batch_size, global_batch_size,
-                                        HF --per_device_train_batch_size (micro) */
-    struct tg_plan_value accum;      /* HF --gradient_accumulation_steps, NeMo
-                                        trainer.accumulate_grad_batches */
-    struct tg_plan_value rampup;     /* --rampup-batch-size START INCR SAMPLES: value = START */
-    bool decrease_if_needed;         /* --decrease-batch-size-if-needed */
-    bool auto_batch;                 /* HF --auto_find_batch_size: the micro batch changes */
+    struct tg_plan_value ds_sp;          /* Megatron-DeepSpeed --ds-sequence-parallel-size */
+    struct tg_plan_value micro, gbs;     /* Megatron --micro-batch-size / --global-batch-size,
+                                            NeMo model./data. micro_batch_size, global_batch_size,
+                                            HF --per_device_train_batch_size (micro) */
+    struct tg_plan_value accum;          /* HF --gradient_accumulation_steps, NeMo
+                                            trainer.accumulate_grad_batches */
+    struct tg_plan_value rampup;         /* --rampup-batch-size START INCR SAMPLES: value = START */
+    bool decrease_if_needed;             /* --decrease-batch-size-if-needed */
+    bool auto_batch;                     /* HF --auto_find_batch_size: the micro batch changes */
     struct tg_plan_value nodes, devices; /* NeMo trainer.num_nodes, trainer.devices */
-    bool v1_batch;                   /* Megatron v1 --batch-size: per GPU, no global batch */
-    bool megatron_model;             /* a NeMo 1 Megatron model script (megatron_*.py): it
-                                        requires trainer.accumulate_grad_batches 1 */
-    char config[128];                /* values not on the line come from this file (Megatron
-                                        --yaml-cfg, Hydra --config-path/--config-name,
-                                        accelerate --config_file); "" when none */
+    bool v1_batch;                       /* Megatron v1 --batch-size: per GPU, no global batch */
+    bool megatron_model;                 /* a NeMo 1 Megatron model script (megatron_*.py): it
+                                            requires trainer.accumulate_grad_batches 1 */
+    char config[128];                    /* values not on the line come from this file (Megatron
+                                            --yaml-cfg, Hydra --config-path/--config-name,
+                                            accelerate --config_file); "" when none */
     struct tg_plan_ds_config dscfg;
 
     /* ---- where it is (as struct tg_sh_cmd) ---- */
