@@ -67,6 +67,12 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
  * unusable values meant a count >= 0; it may be 0), 0 when no container writes it. */
 int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
 
+/* SPEC 11 launcher-like: a template whose role only starts or coordinates others (a Ray head, a
+ * RayJob submitter, a Trainer initializer or MPI launcher, an LWS leader template) and that has
+ * no GPU, no Neuron device, no EFA and no DRA claim. EFA rules do not judge it as a rank. (The
+ * MPIJob Launcher is judged by the MPIJob's own rules.) */
+bool tg_template_coordinates(const struct tg_template *t);
+
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)
  * that a pod spec's constraints allow. nodeSelector and required node affinity are ANDed; the

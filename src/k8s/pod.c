@@ -396,3 +396,35 @@ bool tg_workload_spec_unchanged(const struct tg_workload *wl)
         return !a && !b;
     return json_equal(a, b);
 }
+
+static bool uses_claims(const struct tg_template *t)
+{
+    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+        return true;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *res = json_object_get(t->containers[i].c, "resources");
+        if (json_array_size(json_object_get(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
+bool tg_template_coordinates(const struct tg_template *t)
+{
+    long long n = 0;
+    switch (t->role) {
+    case TG_ROLE_LAUNCHER:
+    case TG_ROLE_HEAD:
+    case TG_ROLE_SUBMITTER:
+    case TG_ROLE_INITIALIZER:
+    case TG_ROLE_LEADER:
+        break;
+    default:
+        return false;
+    }
+    if (tg_template_requests_efa(t) || uses_claims(t))
+        return false;
+    if (tg_template_count_valid(t, TG_RES_GPU, &n) != 0 && n > 0)
+        return false;
+    return !(tg_template_count_valid(t, TG_RES_NEURON, &n) != 0 && n > 0);
+}
