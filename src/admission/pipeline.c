@@ -221,8 +221,14 @@ static int result_init(struct tg_result *res)
     return 0;
 }
 
+/* The namespace whose settings apply, or NULL for a cluster-scoped kind (kinds.def scope: a
+ * ClusterTrainingRuntime has none, so exemptNamespaces and namespaceModes never apply to it and
+ * the policy's global mode does; SPEC 13). */
 static const char *review_namespace(const struct tg_review *rv)
 {
+    const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
+    if (api && api->scope == TG_SCOPE_CLUSTER)
+        return NULL;
     if (rv->namespace && *rv->namespace)
         return rv->namespace;
     const char *ns =

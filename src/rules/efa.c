@@ -65,7 +65,7 @@ static void env_field(const struct tg_container *c, long i, struct tg_path *out)
 static void res_field(const struct tg_container *c, const char *list, const char *name,
                       struct tg_path *out)
 {
-    tg_path_key(out, &c->path, "resources");
+    tg_path_key(out, &c->path, c->resources_key ? c->resources_key : "resources");
     tg_path_key(out, out, list);
     if (name)
         tg_path_key(out, out, name);
@@ -154,7 +154,7 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     const char *names[8];
     size_t n = 0;
     json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
-    tg_path_key(&rp, &c->path, "resources");
+    tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
     json_t *limits = tg_get_object(ev, res, &rp, "limits");
     json_t *requests = tg_get_object(ev, res, &rp, "requests");
     json_t *lraw = json_object_get(res, "limits");
@@ -474,10 +474,11 @@ static bool has_efa_device(const struct tg_template *t)
     return tg_template_requests_efa(t) || uses_resource_claims(t);
 }
 
-/* Every container of t whose own env expects EFA, when t has no device. */
+/* Every container of t whose own env expects EFA, when t has no device (and its resources are
+ * in the request: a TrainJob without resourcesPerNode runs with its runtime's). */
 static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
 {
-    if (has_efa_device(t))
+    if (has_efa_device(t) || t->resources_unknown)
         return;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];
@@ -656,6 +657,8 @@ static int check_env_without_device(struct tg_eval *ev)
             launcher[i] = t->role == TG_ROLE_LAUNCHER;
         else if (is_mpi_launcher_pod(wl, t))
             continue;
+        else if (tg_template_coordinates(t))
+            launcher[i] = true; /* SPEC 11: launcher-like, not a rank */
         else if (wl->kind == TG_KIND_VCJOB && (rc = runs_launcher(ev, t, &launcher[i])) < 0)
             goto out;
         bool rank = !launcher[i] || (wl->kind == TG_KIND_MPIJOB &&

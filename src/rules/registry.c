@@ -3,14 +3,16 @@
 #include "tg/workload.h"
 
 #define K(k) TG_KIND_BIT(TG_KIND_##k)
-#define TEMPLATED (K(POD) | K(MPIJOB) | K(NODESET) | K(VCJOB))
+#define TEMPLATED                                                                                  \
+    (K(POD) | K(MPIJOB) | K(NODESET) | K(VCJOB) | K(BATCHJOB) | K(JOBSET) | K(LWS) | K(PYTORCHJOB) | \
+     K(TRAINJOB) | K(TRAININGRUNTIME) | K(RAYCLUSTER) | K(RAYJOB))
 #define WRITES (TG_OP_CREATE | TG_OP_UPDATE)
 
 const struct tg_validator tg_validators[] = {
     {"efa", TEMPLATED, WRITES, tg_rules_efa},
     {"zone", TEMPLATED, WRITES, tg_rules_zone},
     {"mpi", K(MPIJOB), WRITES, tg_rules_mpi},
-    {"gang", K(POD) | K(MPIJOB) | K(PODGROUP) | K(VCJOB), WRITES, tg_rules_gang},
+    {"gang", K(POD) | K(MPIJOB) | K(PODGROUP) | K(VCJOB) | K(PYTORCHJOB), WRITES, tg_rules_gang},
     {"nodeset", K(NODESET) | K(NODESET_BAD), WRITES, tg_rules_nodeset},
 };
 const size_t tg_validator_count = sizeof(tg_validators) / sizeof(tg_validators[0]);
