@@ -7,21 +7,12 @@
 #include <stddef.h>
 
 #include "tg/finding.h"
+#include "tg/instances.h"
 
 enum tg_mode {
     TG_MODE_ENFORCE = 0,
     TG_MODE_WARN = 1,
     TG_MODE_AUDIT = 2,
-};
-
-/* One EC2 instance type (api-facts section 5.3). */
-struct tg_instance {
-    char *name;       /* "p5.48xlarge" */
-    int efa;          /* maximum EFA interfaces; 0 = no EFA */
-    int gpus;         /* nvidia.com/gpu */
-    int neuron;       /* aws.amazon.com/neuron devices */
-    int neuron_cores; /* NeuronCores per device (trn1: 2, trn2: 8) */
-    bool gdr;         /* GPUDirect RDMA over EFA (FI_EFA_USE_DEVICE_RDMA) */
 };
 
 /* A node label that pins a single zone: nodeSelector key with one of values (any value when
@@ -38,7 +29,9 @@ struct tg_zone_label {
 struct tg_env_entry {
     char *name;
     char *value;
-    bool gdr_only;
+    bool gdr_only;          /* only where every possible instance type has GPUDirect RDMA */
+    bool rdma_read_only;    /* only where every possible instance type has EFA RDMA read */
+    bool host_network_only; /* only for pods with hostNetwork: true */
     char **families;
     size_t nfamilies;
 };

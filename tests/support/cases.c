@@ -230,7 +230,6 @@ static struct tg_policy *case_policy(json_t *c)
     return p;
 }
 
-
 /* ---- env expectations (after /mutate) ------------------------------------------------------- */
 
 /* The value at a JSON pointer (RFC 6901, "~1" and "~0" unescaped), or NULL. Borrowed. */
@@ -274,8 +273,9 @@ static json_t *env_map(json_t *container)
         if (!n)
             continue;
         json_object_set_new(m, n,
-                            json_string(v ? v : json_object_get(e, "valueFrom") ? "<valueFrom>"
-                                                                                : ""));
+                            json_string(v                                 ? v
+                                        : json_object_get(e, "valueFrom") ? "<valueFrom>"
+                                                                          : ""));
     }
     return m;
 }
@@ -317,8 +317,8 @@ static json_t *mpi_launcher(json_t *obj, json_t **worker, enum tg_mpi_impl *impl
     *worker = NULL;
     if (kind && !strcmp(kind, "MPIJob")) {
         json_t *rs = json_object_get(spec, "mpiReplicaSpecs");
-        if (tg_mpi_impl_parse(json_string_value(json_object_get(spec, "mpiImplementation")),
-                              impl) < 0)
+        if (tg_mpi_impl_parse(json_string_value(json_object_get(spec, "mpiImplementation")), impl) <
+            0)
             *impl = TG_MPI_OPENMPI;
         /* training-operator (kubeflow.org/v1) starts ranks with kubectl exec (kubexec.sh) */
         *exec = av && !strcmp(av, "kubeflow.org/v1");

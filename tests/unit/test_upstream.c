@@ -8,12 +8,9 @@
 
 /* One TCase per file, so a failure names its family. */
 static const char *const files[] = {
-    "fixtures/upstream/mpi-operator.yaml",
-    "fixtures/upstream/training-operator.yaml",
-    "fixtures/upstream/volcano.yaml",
-    "fixtures/upstream/trainer-mpi.yaml",
-    "fixtures/upstream/slurm-operator.yaml",
-    "fixtures/upstream/aws.yaml",
+    "fixtures/upstream/mpi-operator.yaml",   "fixtures/upstream/training-operator.yaml",
+    "fixtures/upstream/volcano.yaml",        "fixtures/upstream/trainer-mpi.yaml",
+    "fixtures/upstream/slurm-operator.yaml", "fixtures/upstream/aws.yaml",
     "fixtures/upstream/launchers.yaml",
 };
 
