@@ -9,7 +9,8 @@
 #include <stdbool.h>
 
 #include "tg/eval.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/workload.h"
 
 /* How the ranks that a launcher starts on other hosts get their environment. */

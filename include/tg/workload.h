@@ -47,6 +47,7 @@ struct tg_container {
     json_t *c;           /* borrowed container object (TrainJob: made by the decoder) */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
     bool init;           /* from initContainers */
+    bool sidecar;        /* an init container with restartPolicy: Always (runs beside the app) */
     const char *name;    /* "" when absent */
     /* The member that holds its resources in the object as written, for field paths:
      * "resources", or "resourcesPerNode" for the node container made from a TrainJob's

@@ -45,6 +45,8 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->path = *path;
     k->init = init;
     k->resources_key = "resources";
+    const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
+    k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
     k->name = name ? name : fallback_name;
     return 0;

@@ -29,8 +29,9 @@
 #include <string.h>
 
 #include "tg/instances.h"
+#include "tg/launch.h"
 #include "tg/launch_memo.h"
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/patch.h"
 #include "tg/pod.h"

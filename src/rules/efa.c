@@ -7,8 +7,9 @@
 #include <strings.h>
 
 #include "tg/arena.h"
+#include "tg/launch.h"
 #include "tg/launch_memo.h"
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/policy.h"

@@ -4,14 +4,15 @@
  * Sources: api-facts 2.5-2.8 and 2.10 (kubeflow/mpi-operator: pkg/apis/kubeflow/validation/
  * validation.go, pkg/controller/mpi_job_controller.go; kubeflow/training-operator:
  * pkg/apis/kubeflow.org/v1/mpi_validation.go); SPEC sections 4 and 9. The launcher command line
- * is read by src/launcher/ (include/tg/launcher.h), which cites the MPI documentation.
+ * is read by src/launcher/ (include/tg/launch.h, mpirun.h), which cites the MPI documentation.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/launch.h"
 #include "tg/launch_memo.h"
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/policy.h"

@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "support/cases.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/pipeline.h"
 #include "tg/policy_yaml.h"
 #include "tg/yaml_json.h"
