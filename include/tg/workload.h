@@ -67,13 +67,13 @@ struct tg_template {
     struct tg_path spec_path;        /* its pod spec: "spec.mpiReplicaSpecs.Worker.template.spec" */
     struct tg_container *containers; /* containers then initContainers (NodeSet: slurmd first) */
     size_t ncontainers;
-    int world;              /* world id (see the top of this file); 0 for single-world kinds */
-    bool every_world;       /* part of every world of the workload (Ray head) */
-    long long world_pods;   /* pods of this template in one copy of its world; -1 unknown */
+    int world;                 /* world id (see the top of this file); 0 for single-world kinds */
+    bool every_world;          /* part of every world of the workload (Ray head) */
+    long long world_pods;      /* pods of this template in one copy of its world; -1 unknown */
     const char *copy_topology; /* exclusive-topology key that places each copy of the world in
                                   one domain of that node label (JobSet, LWS), or NULL */
-    bool resources_unknown; /* TrainJob without resourcesPerNode: its runtime's resources apply,
-                               which the request does not show */
+    bool resources_unknown;    /* TrainJob without resourcesPerNode: its runtime's resources apply,
+                                  which the request does not show */
     /* Env the controller puts into every container of the template, winning over the user's
      * entries of the same name (training-operator and Trainer append or upsert theirs, LWS puts
      * its own first and drops the user's): a JSON array of {"name", "value"?, "field"}, value

@@ -12,7 +12,8 @@
 
 /* kubernetes-sigs/jobset: api/jobset/v1alpha2/jobset_types.go ExclusiveKey. */
 #define JOBSET_EXCLUSIVE "alpha.jobset.sigs.k8s.io/exclusive-topology"
-/* kubernetes-sigs/lws: api/leaderworkerset/v1/leaderworkerset_types.go ExclusiveKeyAnnotationKey. */
+/* kubernetes-sigs/lws: api/leaderworkerset/v1/leaderworkerset_types.go ExclusiveKeyAnnotationKey.
+ */
 #define LWS_EXCLUSIVE "leaderworkerset.sigs.k8s.io/exclusive-topology"
 /* KubeRay: an unset maxReplicas is MaxInt32 (ray-operator/apis/ray/v1/raycluster_types.go). */
 #define RAY_MAX_DEFAULT 2147483647LL
@@ -135,7 +136,8 @@ static void jobset_worlds(struct tg_workload *wl, json_t *rjobs, struct rjob_wor
         struct tg_template *t = &wl->tpl[rw[i].index];
         t->world = -1;
         for (size_t j = 0; j < i && rw[i].rdzv == TG_RDZV_LITERAL; j++) {
-            if (rw[j].index >= 0 && rw[j].rdzv == TG_RDZV_LITERAL && !strcmp(rw[i].host, rw[j].host))
+            if (rw[j].index >= 0 && rw[j].rdzv == TG_RDZV_LITERAL &&
+                !strcmp(rw[i].host, rw[j].host))
                 t->world = wl->tpl[rw[j].index].world;
         }
         if (t->world < 0)
@@ -305,8 +307,8 @@ static int ptj_env(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
     }
     for (size_t i = 0; i < wl->ntpl; i++) {
         struct tg_template *t = &wl->tpl[i];
-        int rc = tg_template_set_operator_env(t, "PET_NPROC_PER_NODE", np ? np : "auto",
-                                              nproc_field);
+        int rc =
+            tg_template_set_operator_env(t, "PET_NPROC_PER_NODE", np ? np : "auto", nproc_field);
         if (rc == 0)
             rc = tg_template_set_operator_env(t, "PET_NNODES", total < 0 ? NULL : nnodes,
                                               nnodes_field);

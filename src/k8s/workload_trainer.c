@@ -224,7 +224,8 @@ static void runtime_job(struct tg_template *t, json_t *rjob, const struct ml_pol
 {
     const char *name = json_string_value(json_object_get(rjob, "name"));
     const char *anc = ancestor_of(rjob);
-    bool trainer = anc ? !strcmp(anc, ANCESTOR_TRAINER) : !labelled && name && !strcmp(name, NODE_JOB);
+    bool trainer =
+        anc ? !strcmp(anc, ANCESTOR_TRAINER) : !labelled && name && !strcmp(name, NODE_JOB);
     bool launcher = ml->mpi && name && !strcmp(name, LAUNCHER_JOB);
     bool node = name && !strcmp(name, NODE_JOB);
     bool init = (anc && strstr(anc, "initializer")) || (name && strstr(name, "initializer"));

@@ -18,7 +18,7 @@
     "hugepages-2Mi: 1Gi}}}]"
 /* A Pod in a PodGroup that no judged workload owns: zone-judged (SPEC 13 "Pods at admission"). */
 #define GANG                                                                                       \
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {scheduling.k8s.io/group-name: "   \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {scheduling.k8s.io/group-name: "  \
     "pg}}\n"
 
 static const struct tg_policy_case cases[] = {
@@ -32,7 +32,7 @@ static const struct tg_policy_case cases[] = {
     {"Should deny a single-zone NodePool in us-east-1a with a zone nodeSelector us-east-1b",
      NODEPOOL_A,
      GANG "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a, topology.kubernetes.io/zone: "
-           "us-east-1b}, " EFA_C "}",
+          "us-east-1b}, " EFA_C "}",
      "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
     {"Should deny a single-zone NodePool whose zone required node affinity does not allow",
      NODEPOOL_A,
@@ -65,7 +65,7 @@ static const struct tg_policy_case cases[] = {
     {"Should admit a required pod affinity on a narrower key the policy adds",
      POLICY_HEAD "narrowTopologyKeys: [example.com/rack]\n",
      GANG "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-           "[{labelSelector: {matchLabels: {a: b}}, topologyKey: example.com/rack}]}}, " EFA_C "}",
+          "[{labelSelector: {matchLabels: {a: b}}, topologyKey: example.com/rack}]}}, " EFA_C "}",
      NULL, NULL},
     {"Should deny a custom zone label only when the policy does not list it",
      POLICY_HEAD "zoneLabels: [example.com/az]\n",

@@ -17,10 +17,10 @@ static const char *const files[] = {
 /* Issue 17 (batch Job, JobSet, LeaderWorkerSet, PyTorchJob, Kubeflow Trainer, Ray, Kueue, and the
  * Pods these controllers create): always run. */
 static const char *const workload_files[] = {
-    "fixtures/upstream/batch-job.yaml",  "fixtures/upstream/jobset.yaml",
-    "fixtures/upstream/lws.yaml",        "fixtures/upstream/pytorchjob.yaml",
-    "fixtures/upstream/trainer.yaml",    "fixtures/upstream/ray.yaml",
-    "fixtures/upstream/kueue.yaml",      "fixtures/upstream/pods-of-controllers.yaml",
+    "fixtures/upstream/batch-job.yaml", "fixtures/upstream/jobset.yaml",
+    "fixtures/upstream/lws.yaml",       "fixtures/upstream/pytorchjob.yaml",
+    "fixtures/upstream/trainer.yaml",   "fixtures/upstream/ray.yaml",
+    "fixtures/upstream/kueue.yaml",     "fixtures/upstream/pods-of-controllers.yaml",
 };
 
 static void add_files(Suite *s, const char *const *list, size_t n)
