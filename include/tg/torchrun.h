@@ -3,11 +3,11 @@
  * options the rules compare with the workload (SPEC 11): --nnodes (N or MIN:MAX),
  * --nproc-per-node / --nproc_per_node (N, gpu, auto, cpu, xpu), --standalone and the rendezvous.
  *
- * Facts (pytorch/pytorch torch/distributed/run.py, get_args_parser and run; docs/references.md
- * "torchrun"): every option has an environment fallback PET_<OPTION> (PET_NNODES,
- * PET_NPROC_PER_NODE, PET_STANDALONE, ...) that applies when the option is not on the command
- * line; --nnodes defaults to 1:1 and --nproc-per-node to 1; --standalone runs a rendezvous on
- * localhost: a one-node world.
+ * Facts (pytorch/pytorch torch/distributed/run.py, get_args_parser and run;
+ * docs/references.md#ref-torchrun): every option has an environment fallback PET_<OPTION>
+ * (PET_NNODES, PET_NPROC_PER_NODE, PET_STANDALONE, ...) that applies when the option is not on
+ * the command line; --nnodes defaults to 1:1 and --nproc-per-node to 1; --standalone runs a
+ * rendezvous on localhost: a one-node world.
  *
  * Contract: as include/tg/launch.h (nothing guessed; a value that cannot be read is unresolved
  * with a one-line reason). Options are read up to the training script (the first word that is not

@@ -2,7 +2,7 @@
  * Kubeflow Trainer: batch/v1 Job, JobSet, LeaderWorkerSet, PyTorchJob, RayCluster and RayJob.
  * Each fills wl->tpl with the kind's pod templates: role, pods (replicas), JSON path, world and
  * the env its controller adds (include/tg/workload.h). The pod counts and worlds, with their
- * sources, are in docs/references.md ("Workloads").
+ * sources, are in docs/references.md#ref-workloads.
  *
  * Contract: as tg_workload_decode(): wrong JSON types in the fields read are reported into ev
  * (object.invalid-field; ev may be NULL) and treated as absent; each returns 0 or -ENOMEM. spec is

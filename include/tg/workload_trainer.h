@@ -1,6 +1,6 @@
 /* workload_trainer.h -- Kubeflow Trainer (trainer.kubeflow.org/v1alpha1) decoded into the workload
  * view: a TrainJob's trainer node, and the JobSet template of a TrainingRuntime or
- * ClusterTrainingRuntime (SPEC 11 and 13; sources in docs/references.md, "Kubeflow Trainer").
+ * ClusterTrainingRuntime (SPEC 11 and 13; sources in docs/references.md#ref-trainer).
  *
  * TrainJob: one template, the trainer node ("node"), that runs spec.trainer.numNodes pods (one
  * world; unknown when the TrainJob leaves the count to its runtime). Its one container is made

@@ -1,6 +1,6 @@
 /* workload_jobs.c -- batch/v1 Job, JobSet, LeaderWorkerSet, PyTorchJob, RayCluster and RayJob
  * decoded into the workload view: pod templates with their pods, worlds and the env their
- * controllers add (SPEC 11; sources in docs/references.md, "Workloads"). */
+ * controllers add (SPEC 11; sources in docs/references.md#ref-workloads). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* workload_trainer.c -- Kubeflow Trainer TrainJob, TrainingRuntime and ClusterTrainingRuntime
  * decoded into the workload view (include/tg/workload_trainer.h has the model; sources in
- * docs/references.md, "Kubeflow Trainer"). */
+ * docs/references.md#ref-trainer). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* torchrun.c -- torchrun, python -m torch.distributed.run and torch.distributed.launch read for
  * --nnodes, --nproc-per-node, --standalone and the rendezvous (include/tg/torchrun.h). Option
- * names and defaults: pytorch/pytorch torch/distributed/run.py get_args_parser (docs/references.md
- * "torchrun"). */
+ * names and defaults: pytorch/pytorch torch/distributed/run.py get_args_parser
+ * (docs/references.md#ref-torchrun). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
