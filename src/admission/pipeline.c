@@ -25,23 +25,41 @@ static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t 
     return 0;
 }
 
-/* The API server keeps 4096 runes of warnings per request and then cuts every warning to 256
- * runes or drops the rest (api-facts 1.7): past this many, one line says how many more there are
- * (all of them are in the findings audit annotation and the deny message). */
-#define TG_MAX_WARNINGS 20
+/* The API server keeps 4096 runes of warnings per response in total, and past that cuts every one
+ * to 256 runes or drops the rest (docs/references.md#ref-admission-warning-limits): the warnings
+ * are kept under the total, the last line saying how many more there are (all of them are in the
+ * findings audit annotation and the deny message). */
+#define TG_WARNINGS_TOTAL_RUNES 4096
+
+static size_t runes(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
 
 static int cap_warnings(json_t *warnings)
 {
-    size_t n = json_array_size(warnings);
-    char text[160];
-    if (n <= TG_MAX_WARNINGS)
+    char text[200];
+    size_t n = json_array_size(warnings), total = 0, keep = 0;
+    for (size_t i = 0; i < n; i++)
+        total += runes(json_string_value(json_array_get(warnings, i)));
+    if (total <= TG_WARNINGS_TOTAL_RUNES)
         return 0;
-    while (json_array_size(warnings) > TG_MAX_WARNINGS - 1)
+    /* room for the last line: its text is at most ~140 runes */
+    for (total = 0; keep < n; keep++) {
+        size_t r = runes(json_string_value(json_array_get(warnings, keep)));
+        if (total + r > TG_WARNINGS_TOTAL_RUNES - 160)
+            break;
+        total += r;
+    }
+    while (json_array_size(warnings) > keep)
         json_array_remove(warnings, json_array_size(warnings) - 1);
     snprintf(text, sizeof(text),
              "[trainguard] %zu more warnings not shown: the findings audit annotation lists every "
              "finding, and `trainguard check` prints them all",
-             n - (TG_MAX_WARNINGS - 1));
+             n - keep);
     return json_array_append_new(warnings, json_string(text)) ? -ENOMEM : 0;
 }
 
