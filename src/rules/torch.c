@@ -120,12 +120,12 @@ static void value_field(const struct tg_template *t, const struct tg_container *
     snprintf(field, len, "%s", p.field);
 }
 
-/* "--nnodes=2", "PET_NNODES=2", "no --nnodes (torchrun's default 1:1)" */
+/* "--nnodes=2", "PET_NNODES=2", "no --nnodes: torchrun's default 1:1" */
 static void describe(const struct tg_torch_opt *o, const char *flag, const char *dflt, char *buf,
                      size_t len)
 {
     if (!o->set)
-        snprintf(buf, len, "no %s (torchrun's default %s)", flag, dflt);
+        snprintf(buf, len, "no %s: torchrun's default %s", flag, dflt);
     else if (o->from_env)
         snprintf(buf, len, "%s=%s", o->env_name, o->text);
     else
@@ -197,7 +197,7 @@ static void check_nnodes(struct tg_eval *ev, struct seen *seen, const struct tg_
         !first_time(seen, t, TG_RULE_TORCH_NNODES_MISMATCH, min, max))
         return;
     if (r->standalone)
-        snprintf(what, sizeof(what), "--standalone (one node)");
+        snprintf(what, sizeof(what), "--standalone");
     else
         describe(&r->nnodes, "--nnodes", "1:1", what, sizeof(what));
     value_field(t, c, r, &r->nnodes, field, sizeof(field));
