@@ -326,10 +326,11 @@ int tg_rules_torch(struct tg_eval *ev)
     struct tg_workload *wl = ev->wl;
     struct seen seen = {.n = 0};
     int rc = 0;
-    /* A Pod that a judged workload owns was judged with it, with the env its controller adds,
-     * which a Pod created before that controller ran may not show (SPEC 13: a Pod-level verdict
-     * never contradicts its workload's). */
-    if (tg_workload_spec_unchanged(wl) || (wl->kind == TG_KIND_POD && wl->judged_owner))
+    /* An object that a judged workload owns (a JobSet's child Job, a PyTorchJob's Pod) was judged
+     * with it: its own view misses the world (a child Job of a JobSet world spanning several) and
+     * may miss the env the controller adds (SPEC 11, 13: judged through the owner; a Pod-level
+     * verdict never contradicts its workload's). */
+    if (tg_workload_spec_unchanged(wl) || wl->judged_owner)
         return 0;
     for (size_t i = 0; i < wl->ntpl && rc == 0; i++) {
         const struct tg_template *t = &wl->tpl[i];

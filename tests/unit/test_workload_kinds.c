@@ -4,6 +4,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "support/cases.h"
 #include "tg/rendezvous.h"
 #include "tg/workload.h"
 #include "tg/yaml_json.h"
@@ -381,5 +382,8 @@ Suite *tg_test_workload_kinds_suite(void)
     tcase_add_test(tc, kueue_hold_and_judged_owner);
     tcase_add_test(tc, rendezvous_hosts);
     suite_add_tcase(s, tc);
+    TCase *cases = tcase_create("cases");
+    tg_cases_add(cases, "fixtures/workloads/cases.yaml");
+    suite_add_tcase(s, cases);
     return s;
 }
