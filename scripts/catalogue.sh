@@ -21,6 +21,7 @@ targets=(
     "docs/rules-mpi.md|rule table|rule-table mpi"
     "docs/rules-torch.md|rule table|rule-table torch"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
+    "docs/rules-karpenter-slurm.md|rule table|rule-table karpenter slurm"
 )
 
 splice() { # file name content-file -> stdout

@@ -239,14 +239,8 @@ static int result_init(struct tg_result *res)
     return 0;
 }
 
-/* The namespace whose settings apply, or NULL for a cluster-scoped kind (kinds.def scope: a
- * ClusterTrainingRuntime has none, so exemptNamespaces and namespaceModes never apply to it and
- * the policy's global mode does; SPEC 13). */
 static const char *review_namespace(const struct tg_review *rv)
 {
-    const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
-    if (api && api->scope == TG_SCOPE_CLUSTER)
-        return NULL;
     if (rv->namespace && *rv->namespace)
         return rv->namespace;
     const char *ns =
@@ -266,11 +260,15 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         opts = &defaults;
     if ((rc = result_init(res)) < 0)
         goto fail;
-    const char *ns = review_namespace(rv);
+    /* Cluster-scoped kinds (NodePool, ClusterTrainingRuntime) have no namespace: exemptNamespaces
+     * and namespaceModes do not apply to them, the global mode does (SPEC 11, 13). A NULL
+     * namespace matches none. */
+    const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
+    const char *ns = api && api->scope == TG_SCOPE_CLUSTER ? NULL : review_namespace(rv);
     res->mode = tg_policy_mode_for(policy, ns);
     if (opts->has_mode_override && !tg_policy_has_ns_mode(policy, ns))
         res->mode = opts->mode_override;
-    res->kind = tg_kind_lookup(rv->group, rv->version, rv->kind);
+    res->kind = api ? api->kind : TG_KIND_UNKNOWN;
     if (rv->op != TG_OP_CREATE && rv->op != TG_OP_UPDATE) {
         res->skip_reason = "operation is not evaluated";
         return 0;
@@ -299,6 +297,7 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
                             rv->op == TG_OP_UPDATE ? rv->old_object : NULL, &ev);
     wl.req_kind = rv->kind;
     wl.req_version = rv->version;
+    wl.req_namespace = ns;
     if (rc == 0 && ev.error)
         rc = ev.error;
     if (rc == 0 && !opts->skip_validation)

@@ -123,6 +123,14 @@ for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
                        ("leaderworkerset.x-k8s.io", "v1"), ("trainer.kubeflow.org", "v1alpha1"),
                        ("ray.io", "v1")]:
                 say(gv in vers, "%s registers %s/%s" % (n, gv[0] or "core", gv[1]))
+            if kind.startswith("Validating"):
+                by_res = {x: r for r in w["rules"] for x in r["resources"]}
+                np_rule = by_res.get("nodepools") or {}
+                say(np_rule.get("apiGroups") == ["karpenter.sh"] and "v1" in np_rule.get("apiVersions", [])
+                    and np_rule.get("scope") == "Cluster", "%s registers karpenter.sh/v1 nodepools, scope Cluster" % n)
+                ctl_rule = by_res.get("controllers") or {}
+                say(ctl_rule.get("apiGroups") == ["slinky.slurm.net"] and "CREATE" in ctl_rule.get("operations", [])
+                    and ctl_rule.get("scope") == "Namespaced", "%s registers slinky.slurm.net controllers" % n)
 
 # deployment
 dep = by_kind["Deployment"][0]
@@ -280,7 +288,7 @@ done
 check "Chart.yaml apiVersion v2, name trainguard" bash -c \
     "grep -q '^apiVersion: v2' '$CHART/Chart.yaml' && grep -q '^name: trainguard$' '$CHART/Chart.yaml'"
 appver=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
-srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/cli.h)
+srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/version.h)
 check "Chart appVersion ($appver) is the binary's version ($srcver)" test "$appver" = "$srcver"
 check "values: mode audit by default" grep -q '^mode: audit$' "$CHART/values.yaml"
 check "values: failurePolicy Ignore by default" grep -qE '^  failurePolicy: Ignore$' "$CHART/values.yaml"
@@ -538,6 +546,13 @@ for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
     excl = [e for e in w["namespaceSelector"]["matchExpressions"]
             if e["key"] == "kubernetes.io/metadata.name"][0]["values"]
     say({"kube-system", ns} <= set(excl), "%s skips kube-system and %s" % (k, ns))
+    if k.startswith("Validating"):
+        by_res = {x: r for r in w["rules"] for x in r["resources"]}
+        say((by_res.get("nodepools") or {}).get("scope") == "Cluster" and
+            (by_res.get("nodepools") or {}).get("apiGroups") == ["karpenter.sh"],
+            "%s registers karpenter.sh nodepools with scope Cluster" % k)
+        say((by_res.get("controllers") or {}).get("operations") == ["CREATE"],
+            "%s registers slinky.slurm.net controllers on CREATE" % k)
     ann = (cfg["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
     if src == "certManager":
         cert = [c for c in kinds["Certificate"] if c["metadata"]["name"] == ann.split("/")[1]]

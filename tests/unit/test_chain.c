@@ -16,8 +16,9 @@
 /* Directories (relative to tests/) whose YAML files are read: case files (their objects) and
  * manifest files (every document). */
 static const char *const case_dirs[] = {
-    "fixtures/efa",     "fixtures/zone",   "fixtures/mpi",  "fixtures/gang",
-    "fixtures/nodeset", "fixtures/mutate", "fixtures/spec", "fixtures/upstream",
+    "fixtures/efa",       "fixtures/zone",   "fixtures/mpi",  "fixtures/gang",
+    "fixtures/nodeset",   "fixtures/mutate", "fixtures/spec", "fixtures/upstream",
+    "fixtures/karpenter", "fixtures/slurm",
 };
 static const char *const manifest_dirs[] = {"corpus"};
 
