@@ -83,7 +83,7 @@ for k in ["ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "S
 want_resources = {"pods", "mpijobs", "nodesets", "podgroups", "jobs", "jobsets",
                   "leaderworkersets", "pytorchjobs", "trainjobs", "trainingruntimes",
                   "clustertrainingruntimes", "rayclusters", "rayjobs"}
-cluster_scoped = {"clustertrainingruntimes"}  # src/catalogue/kinds.def CLUSTER rows
+cluster_scoped = {"clustertrainingruntimes", "nodepools"}  # src/catalogue/kinds.def CLUSTER rows
 for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
                    ("MutatingWebhookConfiguration", "/mutate")]:
     for cfg in by_kind.get(kind, []):
