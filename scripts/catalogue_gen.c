@@ -60,7 +60,7 @@ static void cell_code(const char *s)
 
 static void rule_table(int nprefix, char **prefixes)
 {
-    char kinds[256];
+    char kinds[512];
     printf("| id | kinds | default | since | example |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < tg_rule_count; i++) {
         const struct tg_rule_def *r = &tg_rule_defs[i];

@@ -455,8 +455,7 @@ static const struct fwd_case fwd_cases[] = {
      * next to it stops Open MPI 4 with orterun:conflict-env-set (open-mpi/ompi
      * orte/mca/schizo/ompi/schizo_ompi.c parse_env); the entries belong in the list's value. */
     {"OpenMPI", "            command: [mpirun, --mca, mca_base_env_list, 'FI_PROVIDER;X', /app]\n",
-     "", "FI_EFA_USE_DEVICE_RDMA=1", NULL, "add -x",
-     "the note advises -x next to --mca mca_base_env_list, which Open MPI 4 refuses"},
+     "", "FI_EFA_USE_DEVICE_RDMA=1", NULL, "add -x", NULL},
     /* 5. horovodrun hands its whole env to the ranks (-x per variable): the launcher's env. */
     {"OpenMPI", "            command: [horovodrun, -np, '16', python, train.py]\n", DEFAULTS, NULL,
      NULL, NULL, NULL},
