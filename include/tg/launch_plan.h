@@ -32,6 +32,7 @@
 
 #include "tg/launch_value.h"
 #include "tg/shell.h"
+#include "tg/torchrun.h"
 
 /* Where a value stands. */
 enum tg_pv_state {
@@ -105,10 +106,9 @@ struct tg_plan {
     bool mpi; /* an MPI launcher starts the program: mpi_run is its index in the
                  launch's runs */
     size_t mpi_run;
-    bool torch; /* torchrun (under mpirun: each rank runs it); torch_at is the word
-                   where torchrun starts in the command, torch_run its index in the
-                   launch's torchrun list when it is a command of its own */
-    size_t torch_at;
+    bool torch; /* torchrun (under mpirun: each rank runs it), read by the torchrun reader
+                   (include/tg/torchrun.h) into tr */
+    struct tg_torchrun tr;
     bool deepspeed; /* the DeepSpeed launcher */
     struct tg_plan_ds_launcher ds;
     bool accelerate; /* accelerate launch */

@@ -37,6 +37,8 @@ struct tg_torchrun {
     struct tg_torch_opt nproc;  /* not set: torchrun's default 1 */
     bool standalone;            /* --standalone, or PET_STANDALONE=1 */
     bool rdzv;                  /* a rendezvous endpoint or backend is given */
+    size_t script;              /* the word of the command where the training script (or, with
+                                   -m, the module) starts; 0 when there is none */
     int depth;                  /* as struct tg_sh_cmd */
     int line;
     size_t index;

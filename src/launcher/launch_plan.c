@@ -289,10 +289,32 @@ static size_t read_nemo_cli(const struct tg_sh_word *w, size_t n, size_t i, stru
 
 /* ---- the command ----------------------------------------------------------------------------*/
 
-/* The program's first word after the launchers from word i, or n. */
-static size_t read_launchers(const struct tg_sh_word *w, size_t n, size_t i, struct tg_plan *p,
-                             const struct tg_plan_files *files, const char *cwd)
+/* torchrun (or python -m torch.distributed.run/.launch) from word i of cmd: its options, read by
+ * the torchrun reader, then the script's word; n when it names none. -ENOMEM goes to *err. */
+static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p, int *err)
 {
+    struct tg_sh_cmd sub = *cmd;
+    char outer[sizeof(p->launcher)];
+    sub.words = cmd->words + i;
+    sub.nwords = cmd->nwords - i;
+    int rc = tg_torchrun_parse(&sub, &p->tr);
+    if (rc <= 0) {
+        *err = rc;
+        return cmd->nwords;
+    }
+    p->torch = true;
+    snprintf(outer, sizeof(outer), "%s", p->launcher);
+    snprintf(p->launcher, sizeof(p->launcher), "%.12s%s%.30s", p->mpi ? outer : "",
+             p->mpi ? " + " : "", p->tr.launcher);
+    return p->tr.script ? i + p->tr.script : cmd->nwords;
+}
+
+/* The program's first word after the launchers from word i of cmd, or cmd->nwords. */
+static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p,
+                             const struct tg_plan_files *files, const char *cwd, int *err)
+{
+    const struct tg_sh_word *w = cmd->words;
+    size_t n = cmd->nwords;
     const char *b = base(w[i].text);
     bool module;
     if (!w[i].resolved)
@@ -306,11 +328,11 @@ static size_t read_launchers(const struct tg_sh_word *w, size_t n, size_t i, str
     if (!strcmp(b, "nemo"))
         return read_nemo_cli(w, n, i, p);
     if (!strcmp(b, "torchrun"))
-        return n; /* torchrun: read with the torchrun reader (not yet here) */
+        return read_torch(cmd, i, p, err);
     if (is_python(w[i].text)) {
         size_t s = read_python(w, n, i, &module);
         if (s < n && module && !strncmp(w[s].text, "torch.distributed.", 18))
-            return n;
+            return read_torch(cmd, i, p, err);
         if (s < n && !p->mpi && !p->deepspeed && !p->accelerate)
             p->direct = true;
         return s;
@@ -336,11 +358,17 @@ int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
         snprintf(out->launcher, sizeof(out->launcher), "%s", run->launcher);
         i = run->prog;
     }
-    size_t prog = read_launchers(cmd->words, n, i, out, files, cwd);
+    int err = 0;
+    size_t prog = read_launchers(cmd, i, out, files, cwd, &err);
+    if (err < 0)
+        return err;
     if (prog >= n)
         return 0;
     int rc = tg_plan_read_args(cmd->words + prog, n - prog, files, cwd, out);
     if (rc < 0)
         return rc;
-    return out->fw != TG_PLAN_FW_NONE || out->mpi || out->deepspeed || out->accelerate ? 1 : 0;
+    return out->fw != TG_PLAN_FW_NONE || out->mpi || out->torch || out->deepspeed ||
+                   out->accelerate
+               ? 1
+               : 0;
 }

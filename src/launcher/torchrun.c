@@ -123,8 +123,10 @@ static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_to
         const struct tg_sh_word *vw = NULL;
         const char *v;
         bool skip;
-        if (t[0] != '-' || !strcmp(t, "--"))
-            return; /* the training script: the rest is its own */
+        if (t[0] != '-' || !strcmp(t, "--")) {
+            r->script = i + (t[0] == '-'); /* the training script: the rest is its own */
+            return;
+        }
         if (!strcmp(t, "--standalone"))
             r->standalone = true;
         if (in_list(t, flags))

@@ -2,6 +2,7 @@
  * MPI rules and the env mutator. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tg/launch_memo.h"
 #include "tg/obj.h"
@@ -55,30 +56,84 @@ bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
 struct tg_launch_memo {
     const json_t *container;
     enum tg_mpi_impl impl;
+    bool run; /* read with the controller's env (tg_eval_launch_run) */
     struct tg_launch launch;
     struct tg_launch_memo *next;
 };
 
-int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi_impl impl,
-                   const struct tg_launch **out)
+/* ---- the container as its controller runs it ---------------------------------------------- */
+
+static bool operator_sets(const struct tg_template *t, const char *name)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (t->operator_env, i, e) {
+        if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+            return true;
+    }
+    return false;
+}
+
+/* A copy of container c whose env ends with the controller's entries (the user's entries of the
+ * same names dropped). A value the controller sets at run time is a valueFrom entry: defined,
+ * unknown. New reference, or NULL on ENOMEM. */
+static json_t *with_operator_env(const struct tg_template *t, json_t *c)
+{
+    json_t *copy = json_copy(c), *env = json_array();
+    size_t i;
+    json_t *e;
+    if (!copy || !env)
+        goto fail;
+    json_array_foreach (json_object_get(c, "env"), i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if ((!n || !operator_sets(t, n)) && json_array_append(env, e))
+            goto fail;
+    }
+    json_array_foreach (t->operator_env, i, e) {
+        json_t *v = json_object_get(e, "value");
+        json_t *entry =
+            v ? json_pack("{s:O, s:O}", "name", json_object_get(e, "name"), "value", v)
+              : json_pack("{s:O, s:{}}", "name", json_object_get(e, "name"), "valueFrom");
+        if (!entry || json_array_append_new(env, entry))
+            goto fail;
+    }
+    if (json_object_set_new(copy, "env", env))
+        goto fail_env_owned;
+    return copy;
+fail:
+    json_decref(env);
+fail_env_owned:
+    json_decref(copy);
+    return NULL;
+}
+
+static int memo_get(struct tg_eval *ev, const struct tg_template *t, const struct tg_container *c,
+                    enum tg_mpi_impl impl, const struct tg_launch **out)
 {
     json_t *container = c->c;
+    bool run = t != NULL;
     for (struct tg_launch_memo *m = ev->launches; m; m = m->next) {
-        if (m->container == container && m->impl == impl) {
+        if (m->container == container && m->impl == impl && m->run == run) {
             *out = &m->launch;
             return 0;
         }
     }
     struct tg_launch_memo *m = calloc(1, sizeof(*m));
-    if (!m)
+    json_t *eff = run ? with_operator_env(t, container) : json_incref(container);
+    if (!m || !eff) {
+        free(m);
+        json_decref(eff);
         return -ENOMEM;
+    }
     /* A command or args of the wrong type is a finding wherever a rule reads the command line,
      * never a launcher silently skipped (reported once per container and implementation). */
     tg_check_command_types(ev, c);
     m->container = container;
     m->impl = impl;
+    m->run = run;
     tg_launch_init(&m->launch);
-    int rc = tg_launch_parse_container(container, impl, &m->launch);
+    int rc = tg_launch_parse_container(eff, impl, &m->launch);
+    json_decref(eff);
     if (rc < 0) {
         tg_launch_release(&m->launch);
         free(m);
@@ -88,6 +143,18 @@ int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi
     ev->launches = m;
     *out = &m->launch;
     return 0;
+}
+
+int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi_impl impl,
+                   const struct tg_launch **out)
+{
+    return memo_get(ev, NULL, c, impl, out);
+}
+
+int tg_eval_launch_run(struct tg_eval *ev, const struct tg_template *t, const struct tg_container *c,
+                       enum tg_mpi_impl impl, const struct tg_launch **out)
+{
+    return memo_get(ev, t->operator_env ? t : NULL, c, impl, out);
 }
 
 void tg_eval_launch_release(struct tg_eval *ev)

@@ -675,7 +675,7 @@ int tg_rules_plan(struct tg_eval *ev)
         for (size_t j = 0; j < t->ncontainers && rc == 0; j++) {
             const struct tg_container *c = &t->containers[j];
             const struct tg_launch *l;
-            if (c->init || (rc = tg_eval_launch(ev, c, impl, &l)) < 0)
+            if (c->init || (rc = tg_eval_launch_run(ev, t, c, impl, &l)) < 0)
                 continue;
             for (size_t n = 0; n < l->nplans && rc == 0; n++)
                 rc = judge(ev, &seen, t, c, l, &l->plans[n]);

@@ -172,6 +172,75 @@ static void ds_world(struct tg_eval *ev, const struct tg_template *t, const stru
     known(w, kept, per, tg_pv_known(ng) ? "GPUs (--num_gpus)" : "slots");
 }
 
+/* ---- torchrun -------------------------------------------------------------------------------*/
+
+/* Processes per node of torchrun r: a number, or for gpu and auto the GPUs of the rank pods
+ * (torchrun counts the devices it sees: the container's nvidia.com/gpu). 1 and *n, *gpus when the
+ * count is the pod's GPUs; 0 when not known (*why). */
+static int torch_nproc(const struct tg_torchrun *r, const struct tg_template *rt, long long *n,
+                       bool *gpus, const char **why)
+{
+    long long pod = 0;
+    bool has_gpus = tg_plan_pod_gpus(rt, &pod);
+    *gpus = false;
+    if (tg_torchrun_nproc(r, n) == 1) {
+        *gpus = has_gpus && *n == pod;
+        return 1;
+    }
+    if (r->nproc.resolved && (!strcmp(r->nproc.text, "gpu") || !strcmp(r->nproc.text, "auto"))) {
+        if (!has_gpus) {
+            *why = "--nproc_per_node gpu/auto counts devices, and the pod requests no nvidia.com/gpu";
+            return 0;
+        }
+        *n = pod;
+        *gpus = true;
+        return 1;
+    }
+    *why = r->nproc.resolved ? "--nproc_per_node is not a number" : r->nproc.reason;
+    return 0;
+}
+
+/* torchrun: nnodes x nproc_per_node; under mpirun each rank runs it: ranks x nproc_per_node. */
+static int torch_world(struct tg_eval *ev, const struct tg_template *rt, const struct tg_launch *l,
+                       const struct tg_plan *p, struct tg_plan_world *w)
+{
+    const struct tg_torchrun *r = &p->tr;
+    long long nproc, min, max;
+    bool gpus;
+    const char *why = "";
+    char what[48];
+    if (!torch_nproc(r, rt, &nproc, &gpus, &why)) {
+        unknown(w, why);
+        return 0;
+    }
+    snprintf(what, sizeof(what), "%s (%s)", gpus ? "GPUs" : "processes",
+             p->mpi ? "each rank runs torchrun" : "torchrun");
+    if (p->mpi) {
+        int rc = p->mpi_run < l->nruns ? mpi_ranks(ev, &l->runs[p->mpi_run], w) : 0;
+        if (rc < 0 || !w->known)
+            return rc;
+        known(w, w->n, nproc, what);
+        snprintf(w->how + strlen(w->how), sizeof(w->how) - strlen(w->how), "%s", "");
+        return 0;
+    }
+    if (tg_torchrun_nnodes(r, &min, &max) != 1) {
+        unknown(w, r->nnodes.resolved ? "--nnodes is not a count or MIN:MAX range"
+                                      : r->nnodes.reason);
+        return 0;
+    }
+    if (min != max) {
+        char buf[TG_LAUNCH_REASON_MAX];
+        snprintf(buf, sizeof(buf),
+                 "torchrun --nnodes %lld:%lld is elastic: the rendezvous decides how many nodes "
+                 "train",
+                 min, max);
+        unknown(w, buf);
+        return 0;
+    }
+    known(w, min, nproc, what);
+    return 0;
+}
+
 /* ---- entry ----------------------------------------------------------------------------------*/
 
 static void from_value(struct tg_plan_world *w, const struct tg_plan_value *v, const char *what)
@@ -206,6 +275,8 @@ int tg_plan_world(struct tg_eval *ev, const struct tg_template *t, const struct 
 {
     const struct tg_template *rt = tg_plan_rank_template(ev->wl, t);
     memset(w, 0, sizeof(*w));
+    if (p->torch)
+        return torch_world(ev, rt, l, p, w);
     if (p->mpi)
         return p->mpi_run < l->nruns ? mpi_ranks(ev, &l->runs[p->mpi_run], w) : 0;
     if (p->deepspeed)

@@ -14,7 +14,7 @@ const struct tg_validator tg_validators[] = {
     {"efa", TEMPLATED, WRITES, tg_rules_efa},
     {"zone", TEMPLATED, WRITES, tg_rules_zone},
     {"mpi", K(MPIJOB) | K(VCJOB), WRITES, tg_rules_mpi},
-    {"plan", K(POD) | K(MPIJOB) | K(VCJOB), WRITES, tg_rules_plan},
+    {"plan", TORCH | K(POD) | K(MPIJOB) | K(VCJOB), WRITES, tg_rules_plan},
     {"gang", K(POD) | K(MPIJOB) | K(PODGROUP) | K(VCJOB) | K(PYTORCHJOB), WRITES, tg_rules_gang},
     {"torch", TORCH | K(POD), WRITES, tg_rules_torch},
     {"nodeset", K(NODESET) | K(NODESET_BAD), WRITES, tg_rules_nodeset},

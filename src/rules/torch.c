@@ -5,7 +5,8 @@
  * from its environment, else torchrun's defaults (--nnodes 1:1, --nproc-per-node 1). The
  * environment includes what the controller adds to every container (training-operator's
  * PET_NNODES and PET_NPROC_PER_NODE after the user's entries, Kubeflow Trainer's upserted
- * PET_*, LWS_GROUP_SIZE): the view's operator_env, which wins over the user's entries. A value
+ * PET_*, LWS_GROUP_SIZE): the view's operator_env, which wins over the user's entries
+ * (tg_eval_launch_run). A value
  * that cannot be read (a variable set nowhere, a value known only at run time) is never judged,
  * and neither is the world of a Pod (SPEC 11). */
 #include <errno.h>
@@ -22,52 +23,6 @@
 #include "tg/roles.h"
 
 #define RES_NEURONCORE "aws.amazon.com/neuroncore"
-
-/* ---- the container as its controller runs it ---------------------------------------------- */
-
-static bool operator_sets(const struct tg_template *t, const char *name)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach (t->operator_env, i, e) {
-        if (!strcmp(json_string_value(json_object_get(e, "name")), name))
-            return true;
-    }
-    return false;
-}
-
-/* A copy of container c whose env ends with the controller's entries (the user's entries of the
- * same names dropped). A value the controller sets at run time is a valueFrom entry: defined,
- * unknown. New reference, or NULL on ENOMEM. */
-static json_t *with_operator_env(const struct tg_template *t, json_t *c)
-{
-    json_t *copy = json_copy(c), *env = json_array();
-    size_t i;
-    json_t *e;
-    if (!copy || !env)
-        goto fail;
-    json_array_foreach (json_object_get(c, "env"), i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        if ((!n || !operator_sets(t, n)) && json_array_append(env, e))
-            goto fail;
-    }
-    json_array_foreach (t->operator_env, i, e) {
-        json_t *v = json_object_get(e, "value");
-        json_t *entry =
-            v ? json_pack("{s:O, s:O}", "name", json_object_get(e, "name"), "value", v)
-              : json_pack("{s:O, s:{}}", "name", json_object_get(e, "name"), "valueFrom");
-        if (!entry || json_array_append_new(env, entry))
-            goto fail;
-    }
-    if (json_object_set_new(copy, "env", env))
-        goto fail_env_owned;
-    return copy;
-fail:
-    json_decref(env);
-fail_env_owned:
-    json_decref(copy);
-    return NULL;
-}
 
 /* ---- where a value comes from, for the finding's field and message ------------------------- */
 
@@ -298,26 +253,13 @@ static void check_nproc(struct tg_eval *ev, struct seen *seen, const struct tg_t
 static int check_container(struct tg_eval *ev, struct seen *seen, const struct tg_template *t,
                            const struct tg_container *c)
 {
-    struct tg_launch own;
     const struct tg_launch *l;
-    int rc;
-    tg_launch_init(&own);
-    if (t->operator_env) {
-        json_t *eff = with_operator_env(t, c->c);
-        if (!eff)
-            return -ENOMEM;
-        rc = tg_launch_parse_container(eff, TG_MPI_OPENMPI, &own);
-        json_decref(eff);
-        l = &own;
-    } else {
-        rc = tg_eval_launch(ev, c, TG_MPI_OPENMPI, &l);
-    }
+    int rc = tg_eval_launch_run(ev, t, c, TG_MPI_OPENMPI, &l);
     for (size_t i = 0; rc == 0 && i < l->ntorch; i++) {
         if (ev->wl->kind != TG_KIND_POD)
             check_nnodes(ev, seen, t, c, &l->torch[i]);
         check_nproc(ev, seen, t, c, &l->torch[i]);
     }
-    tg_launch_release(&own);
     return rc;
 }
 
