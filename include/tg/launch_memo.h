@@ -21,8 +21,9 @@ int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi
  * PET_NPROC_PER_NODE, Kubeflow Trainer's PET_*, LWS's variables), which wins over the user's
  * entries of the same names; a value known only at run time is defined but unknown. Without
  * operator env it is tg_eval_launch(). Memoized like it. Returns 0 or -ENOMEM. */
-int tg_eval_launch_run(struct tg_eval *ev, const struct tg_template *t, const struct tg_container *c,
-                       enum tg_mpi_impl impl, const struct tg_launch **out);
+int tg_eval_launch_run(struct tg_eval *ev, const struct tg_template *t,
+                       const struct tg_container *c, enum tg_mpi_impl impl,
+                       const struct tg_launch **out);
 /* Frees the memo (the pipeline calls it). */
 void tg_eval_launch_release(struct tg_eval *ev);
 

@@ -27,7 +27,7 @@ struct tg_plan_world {
     bool known;
     long long n;                    /* processes */
     long long nodes, per_node;      /* n = nodes x per_node when both are above 0 */
-    char how[128];                  /* "8 nodes x 8 GPUs (torchrun)", "mpirun -np 16" */
+    char how[128];                  /* "torchrun: 8 nodes x 8 GPUs", "mpirun -np 16" */
     char why[TG_LAUNCH_REASON_MAX]; /* !known: the reason */
 };
 

@@ -34,7 +34,8 @@ struct tg_sh_var {
     char *value;   /* NULL: defined, value unknown (why says why); an array: its first element */
     char *why;     /* NULL when value is set */
     bool exported; /* in the environment of the commands the script runs */
-    char **elems;  /* a bash array (NAME=(a b c)): its elements, else NULL */
+    struct tg_sh_word *elems; /* a bash array (NAME=(a b c)): its elements, each known or not
+                                 (with its reason), else NULL */
     size_t nelems;
 };
 
@@ -48,9 +49,10 @@ void tg_sh_vars_release(struct tg_sh_vars *vs);
 /* Sets (or replaces, keeping its place and export flag) name. value NULL means "defined,
  * unknown", with why as the reason. Returns 0 or -ENOMEM. */
 int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, const char *why);
-/* Sets name to the array elems[0..n) (bash NAME=(...)); elems NULL means "an array of unknown
- * elements", with why as the reason. Returns 0 or -ENOMEM. */
-int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const char *const *elems,
+struct tg_sh_word;
+/* Sets name to a copy of the array elems[0..n) (bash NAME=(...)); elems NULL means "an array of
+ * unknown elements", with why as the reason. Returns 0 or -ENOMEM. */
+int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const struct tg_sh_word *elems,
                          size_t n, const char *why);
 /* Marks name as exported (container env, `export NAME`); no-op when it is not defined. */
 void tg_sh_vars_export(struct tg_sh_vars *vs, const char *name);

@@ -194,10 +194,17 @@ static void print_plan(FILE *out, const char *lab, const char *obj, const json_t
         plan_part(sizes, sizeof(sizes), plan, "cp", "CP", " x ");
         plan_part(sizes, sizeof(sizes), plan, "dp", "DP", " x ");
         plan_part(sizes, sizeof(sizes), plan, "ep", "EP", ", ");
-        plan_part(batch, sizeof(batch), plan, "micro", "micro", " x ");
-        plan_part(batch, sizeof(batch), plan, "accumulation", "accumulation", " x ");
-        plan_part(batch, sizeof(batch), plan, "dp", "DP", " x ");
-        plan_part(batch, sizeof(batch), plan, "globalBatch", "= global batch", " ");
+        /* micro x accumulation x DP = global batch when all are known, else what is */
+        bool all = json_is_integer(json_object_get(plan, "micro")) &&
+                   json_is_integer(json_object_get(plan, "accumulation")) &&
+                   json_is_integer(json_object_get(plan, "dp")) &&
+                   json_is_integer(json_object_get(plan, "globalBatch"));
+        plan_part(batch, sizeof(batch), plan, "micro", "micro", all ? " x " : ", ");
+        plan_part(batch, sizeof(batch), plan, "accumulation", "accumulation", all ? " x " : ", ");
+        if (all)
+            plan_part(batch, sizeof(batch), plan, "dp", "DP", " x ");
+        plan_part(batch, sizeof(batch), plan, "globalBatch",
+                  all ? "= global batch" : "global batch", all ? " " : ", ");
         tg_text_sanitize(json_string_value(json_object_get(plan, "worldFrom")), clean,
                          sizeof(clean), 200);
         fprintf(out, "%s %s: PLAN %s (%s) %s: %s (%s)%s%s%s%s\n", lab, obj, role,

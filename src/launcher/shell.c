@@ -75,8 +75,10 @@ void tg_sh_vars_init(struct tg_sh_vars *vs)
 
 static void elems_free(struct tg_sh_var *v)
 {
-    for (size_t i = 0; i < v->nelems; i++)
-        free(v->elems[i]);
+    for (size_t i = 0; i < v->nelems; i++) {
+        free(v->elems[i].text);
+        free(v->elems[i].reason);
+    }
     free(v->elems);
     v->elems = NULL;
     v->nelems = 0;
@@ -142,11 +144,15 @@ out_nomem:
     return -ENOMEM;
 }
 
-int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const char *const *elems,
+int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const struct tg_sh_word *elems,
                          size_t n, const char *why)
 {
     /* $NAME of an array is its first element (an empty array: empty) */
-    if (tg_sh_vars_set(vs, name, elems ? (n ? elems[0] : "") : NULL, why) < 0)
+    const struct tg_sh_word *first = elems && n ? &elems[0] : NULL;
+    int rc = !elems                      ? tg_sh_vars_set(vs, name, NULL, why)
+             : first && !first->resolved ? tg_sh_vars_set(vs, name, NULL, first->reason)
+                                         : tg_sh_vars_set(vs, name, first ? first->text : "", NULL);
+    if (rc < 0)
         return -ENOMEM;
     struct tg_sh_var *v = (struct tg_sh_var *)tg_sh_vars_get(vs, name);
     if (!elems)
@@ -155,13 +161,14 @@ int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const char *co
     if (!v->elems)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        v->elems[i] = strdup(elems[i]);
-        if (!v->elems[i]) {
-            v->nelems = i;
+        struct tg_sh_word *e = &v->elems[i];
+        e->text = strdup(elems[i].text);
+        e->resolved = elems[i].resolved;
+        e->reason = elems[i].reason ? strdup(elems[i].reason) : NULL;
+        v->nelems = i + 1;
+        if (!e->text || (elems[i].reason && !e->reason))
             return -ENOMEM;
-        }
     }
-    v->nelems = n;
     return 0;
 }
 
@@ -177,8 +184,7 @@ static int vars_copy(struct tg_sh_vars *dst, const struct tg_sh_vars *src)
     tg_sh_vars_init(dst);
     for (size_t i = 0; i < src->n; i++) {
         const struct tg_sh_var *v = &src->v[i];
-        int rc = v->elems ? tg_sh_vars_set_array(dst, v->name, (const char *const *)v->elems,
-                                                 v->nelems, v->why)
+        int rc = v->elems ? tg_sh_vars_set_array(dst, v->name, v->elems, v->nelems, v->why)
                           : tg_sh_vars_set(dst, v->name, v->value, v->why);
         if (rc < 0) {
             tg_sh_vars_release(dst);
@@ -1005,7 +1011,9 @@ static void xp_array(struct xp *x, const struct seg *g)
             xp_expanded(x, " ", g->quoted);
         if (g->quoted)
             x->has = true;
-        xp_expanded(x, v->elems[i], g->quoted);
+        if (!v->elems[i].resolved)
+            xp_unresolved(x, v->elems[i].reason ? v->elems[i].reason : "not known");
+        xp_expanded(x, v->elems[i].text, g->quoted);
     }
 }
 
@@ -1518,14 +1526,20 @@ static void array_start(struct walk *w, const char *name, bool append, struct wo
     }
     for (size_t i = 0; i < old->nelems && !w->err; i++) {
         struct rword lit = {0};
-        rword_lit(w, &lit, old->elems[i], strlen(old->elems[i]), true);
+        rword_lit(w, &lit, old->elems[i].text, strlen(old->elems[i].text), true);
         expand_word(w, &lit, 0, 0, false, elems);
         rword_release(&lit);
+        struct tg_sh_word *e = elems->n ? &elems->v[elems->n - 1] : NULL;
+        if (e && !old->elems[i].resolved) {
+            e->resolved = false;
+            free(e->reason);
+            e->reason = old->elems[i].reason ? strdup(old->elems[i].reason) : NULL;
+        }
     }
 }
 
-/* Reads the elements of NAME=( ... ) (the lexer stands at '(') and sets the array. An element
- * that is not known makes the whole array unknown. */
+/* Reads the elements of NAME=( ... ) (the lexer stands at '(') and sets the array; an element that
+ * is not known stays unknown, with its reason, where it is used. */
 static void read_array(struct lex *lx, struct walk *w, const char *name, bool append)
 {
     struct wordlist elems = {0};
@@ -1547,21 +1561,10 @@ static void read_array(struct lex *lx, struct walk *w, const char *name, bool ap
         expand_word(w, &rw, 0, 0, true, &elems);
         rword_release(&rw);
     }
-    for (size_t i = 0; i < elems.n && !why; i++)
-        if (!elems.v[i].resolved)
-            why = elems.v[i].reason;
-    const char **texts = calloc(elems.n ? elems.n : 1, sizeof(*texts));
-    if (!texts || w->err) {
+    char buf[TG_SH_REASON_MAX];
+    snprintf(buf, sizeof(buf), "%s", why ? why : "");
+    if (!w->err && tg_sh_vars_set_array(w->vars, name, why ? NULL : elems.v, elems.n, buf) < 0)
         w->err = -ENOMEM;
-    } else {
-        for (size_t i = 0; i < elems.n; i++)
-            texts[i] = elems.v[i].text;
-        char buf[TG_SH_REASON_MAX];
-        snprintf(buf, sizeof(buf), "%s", why ? why : "");
-        if (tg_sh_vars_set_array(w->vars, name, why ? NULL : texts, elems.n, buf) < 0)
-            w->err = -ENOMEM;
-    }
-    free(texts);
     wordlist_release(&elems);
 }
 

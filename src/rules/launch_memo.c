@@ -151,8 +151,9 @@ int tg_eval_launch(struct tg_eval *ev, const struct tg_container *c, enum tg_mpi
     return memo_get(ev, NULL, c, impl, out);
 }
 
-int tg_eval_launch_run(struct tg_eval *ev, const struct tg_template *t, const struct tg_container *c,
-                       enum tg_mpi_impl impl, const struct tg_launch **out)
+int tg_eval_launch_run(struct tg_eval *ev, const struct tg_template *t,
+                       const struct tg_container *c, enum tg_mpi_impl impl,
+                       const struct tg_launch **out)
 {
     return memo_get(ev, t->operator_env ? t : NULL, c, impl, out);
 }

@@ -13,7 +13,9 @@ static void unknown(struct tg_plan_world *w, const char *why)
     snprintf(w->why, sizeof(w->why), "%s", why);
 }
 
-static void known(struct tg_plan_world *w, long long nodes, long long per_node, const char *what)
+/* n = nodes x per_node; how says so: "torchrun: 6 nodes x 8 GPUs". */
+static void known(struct tg_plan_world *w, const char *who, long long nodes, long long per_node,
+                  const char *what)
 {
     w->known = true;
     w->nodes = nodes;
@@ -22,8 +24,8 @@ static void known(struct tg_plan_world *w, long long nodes, long long per_node, 
         unknown(w, "the process count overflows");
         return;
     }
-    snprintf(w->how, sizeof(w->how), "%lld node%s x %lld %s", nodes, nodes == 1 ? "" : "s",
-             per_node, what);
+    snprintf(w->how, sizeof(w->how), "%.30s: %lld node%s x %lld %s", who, nodes,
+             nodes == 1 ? "" : "s", per_node, what);
 }
 
 const struct tg_template *tg_plan_rank_template(const struct tg_workload *wl,
@@ -67,7 +69,7 @@ static int mpi_ranks(struct tg_eval *ev, const struct tg_mpirun *r, struct tg_pl
         return 0;
     }
     long long per = r->per_node.set ? r->per_node.value : s.per_worker;
-    known(w, s.nodes, per, r->per_node.set ? "ranks per node" : "slots");
+    known(w, r->launcher, s.nodes, per, r->per_node.set ? "ranks per node" : "slots");
     if (!r->per_node.set)
         snprintf(w->how, sizeof(w->how), "%.20s without -np: %.90s", r->launcher, s.what);
     return 0;
@@ -148,15 +150,15 @@ static void ds_world(struct tg_eval *ev, const struct tg_template *t, const stru
     if (hf == 0) { /* this pod alone */
         long long inc = p->ds.include[0] ? include_slots(p->ds.include) : 0;
         if (p->ds.include[0] && inc > 0) {
-            known(w, 1, inc, "GPUs (--include)");
+            known(w, "deepspeed", 1, inc, "GPUs (--include)");
         } else if (p->ds.include[0]) {
             unknown(w, "the DeepSpeed launcher's --include names hosts not known here");
         } else if (nn->state == TG_PV_SET && nn->value > 1) {
             unknown(w, "--num_nodes above 1 without a hostfile (DeepSpeed refuses it)");
         } else if (tg_pv_known(ng)) {
-            known(w, 1, ng->value, "GPUs (--num_gpus)");
+            known(w, "deepspeed", 1, ng->value, "GPUs (--num_gpus)");
         } else if (tg_plan_pod_gpus(t, &gpus)) {
-            known(w, 1, gpus, "GPUs (the pod's nvidia.com/gpu)");
+            known(w, "deepspeed", 1, gpus, "GPUs (the pod's nvidia.com/gpu)");
         } else {
             unknown(w, "the DeepSpeed launcher uses every local GPU, and the pod's count is "
                        "not known");
@@ -169,7 +171,7 @@ static void ds_world(struct tg_eval *ev, const struct tg_template *t, const stru
     }
     long long kept = tg_pv_known(nn) && nn->value > 0 && nn->value < hosts ? nn->value : hosts;
     long long per = tg_pv_known(ng) && ng->value > 0 ? ng->value : slots;
-    known(w, kept, per, tg_pv_known(ng) ? "GPUs (--num_gpus)" : "slots");
+    known(w, "deepspeed", kept, per, tg_pv_known(ng) ? "GPUs (--num_gpus)" : "slots");
 }
 
 /* ---- torchrun -------------------------------------------------------------------------------*/
@@ -189,7 +191,8 @@ static int torch_nproc(const struct tg_torchrun *r, const struct tg_template *rt
     }
     if (r->nproc.resolved && (!strcmp(r->nproc.text, "gpu") || !strcmp(r->nproc.text, "auto"))) {
         if (!has_gpus) {
-            *why = "--nproc_per_node gpu/auto counts devices, and the pod requests no nvidia.com/gpu";
+            *why =
+                "--nproc_per_node gpu/auto counts devices, and the pod requests no nvidia.com/gpu";
             return 0;
         }
         *n = pod;
@@ -208,24 +211,27 @@ static int torch_world(struct tg_eval *ev, const struct tg_template *rt, const s
     long long nproc, min, max;
     bool gpus;
     const char *why = "";
-    char what[48];
+    char what[16];
     if (!torch_nproc(r, rt, &nproc, &gpus, &why)) {
         unknown(w, why);
         return 0;
     }
-    snprintf(what, sizeof(what), "%s (%s)", gpus ? "GPUs" : "processes",
-             p->mpi ? "each rank runs torchrun" : "torchrun");
+    snprintf(what, sizeof(what), "%s", gpus ? "GPUs" : "processes");
     if (p->mpi) {
-        int rc = p->mpi_run < l->nruns ? mpi_ranks(ev, &l->runs[p->mpi_run], w) : 0;
-        if (rc < 0 || !w->known)
+        const struct tg_mpirun *r0 = p->mpi_run < l->nruns ? &l->runs[p->mpi_run] : NULL;
+        int rc = r0 ? mpi_ranks(ev, r0, w) : 0;
+        char ranks[sizeof(w->how)];
+        if (rc < 0 || !w->known || !r0)
             return rc;
-        known(w, w->n, nproc, what);
-        snprintf(w->how + strlen(w->how), sizeof(w->how) - strlen(w->how), "%s", "");
+        snprintf(ranks, sizeof(ranks), "%s", w->how);
+        known(w, r0->launcher, w->n, nproc, what);
+        snprintf(w->how, sizeof(w->how), "%.60s, each rank running torchrun with %lld %.10s", ranks,
+                 nproc, what);
         return 0;
     }
     if (tg_torchrun_nnodes(r, &min, &max) != 1) {
-        unknown(w, r->nnodes.resolved ? "--nnodes is not a count or MIN:MAX range"
-                                      : r->nnodes.reason);
+        unknown(w,
+                r->nnodes.resolved ? "--nnodes is not a count or MIN:MAX range" : r->nnodes.reason);
         return 0;
     }
     if (min != max) {
@@ -237,7 +243,7 @@ static int torch_world(struct tg_eval *ev, const struct tg_template *rt, const s
         unknown(w, buf);
         return 0;
     }
-    known(w, min, nproc, what);
+    known(w, "torchrun", min, nproc, what);
     return 0;
 }
 
@@ -260,7 +266,7 @@ static void from_value(struct tg_plan_world *w, const struct tg_plan_value *v, c
 static void nemo_world(const struct tg_plan *p, struct tg_plan_world *w)
 {
     if (tg_pv_known(&p->nodes) && tg_pv_known(&p->devices)) {
-        known(w, p->nodes.value, p->devices.value, "devices");
+        known(w, "NeMo", p->nodes.value, p->devices.value, "devices");
         snprintf(w->how, sizeof(w->how), "trainer.num_nodes %lld x trainer.devices %lld",
                  p->nodes.value, p->devices.value);
     } else {

@@ -177,6 +177,38 @@ static const struct pcase cases[] = {
      .nplans = 1,
      .fw = TG_PLAN_FW_NONE,
      .launcher = "deepspeed"},
+    {.name = "torchrun: its options end where the script starts",
+     .container =
+         "{\"command\": [\"torchrun\", \"--nnodes=2\", \"--nproc_per_node\", \"8\", "
+         "\"--rdzv_backend\", \"c10d\", \"pretrain_gpt.py\", \"--micro-batch-size\", \"1\", "
+         "\"--nnodes\", \"9\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .launcher = "torch",
+     .v = {.micro = "1"},
+     .extra = "torch_nnodes=2 torch_nproc=8 program=pretrain_gpt.py"},
+    {.name = "python -m torch.distributed.launch with Megatron v1 flags",
+     .container =
+         "{\"command\": [\"python\", \"-m\", \"torch.distributed.launch\", "
+         "\"--nproc_per_node\", \"8\", \"pretrain_gpt2.py\", \"--model-parallel-size\", \"2\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .launcher = "torch",
+     .v = {.tp = "2"},
+     .extra = "torch_nproc=8"},
+    {.name = "each mpirun rank runs torchrun",
+     .container =
+         "{\"command\": [\"mpirun\", \"-np\", \"8\", \"-N\", \"1\", \"torchrun\", "
+         "\"--nproc_per_node\", \"8\", \"pretrain_gpt.py\", \"--tensor-model-parallel-size\", "
+         "\"8\"]}",
+     .nplans = 1,
+     .fw = TG_PLAN_FW_MEGATRON,
+     .launcher = "mpi",
+     .v = {.tp = "8"},
+     .extra = "torch_nproc=8"},
+    {.name = "torchrun without a script is no plan",
+     .container = "{\"command\": [\"torchrun\", \"--nnodes\", \"2\", \"--nproc_per_node\", \"8\"]}",
+     .nplans = 0},
     {.name = "a plain python script without plan flags is no plan",
      .container = "{\"command\": [\"python\", \"train.py\", \"--batch\", \"4\"]}",
      .nplans = 0},
@@ -239,6 +271,7 @@ static void check_launcher(const struct pcase *c, const struct tg_plan *p)
               : !strcmp(c->launcher, "deepspeed")  ? p->deepspeed
               : !strcmp(c->launcher, "accelerate") ? p->accelerate
               : !strcmp(c->launcher, "nemo")       ? p->nemo_cli
+              : !strcmp(c->launcher, "torch")      ? p->torch && !p->mpi
                                                    : p->direct;
     ck_assert_msg(ok, "%s: launcher is not %s", c->name, c->launcher);
 }
@@ -274,6 +307,10 @@ static void check_extra(const struct pcase *c, const struct tg_plan *p)
             check_value(c->name, "--num_processes", &p->acc.num_processes, val);
         else if (!strncmp(t, "acc_machines=", 13))
             check_value(c->name, "--num_machines", &p->acc.num_machines, val);
+        else if (!strncmp(t, "torch_nnodes=", 13))
+            ck_assert(p->torch && !strcmp(p->tr.nnodes.text, val));
+        else if (!strncmp(t, "torch_nproc=", 12))
+            ck_assert(p->torch && !strcmp(p->tr.nproc.text, val));
         else if (!strncmp(t, "why:pp=", 7))
             ck_assert_msg(strstr(p->pp.why, val), "%s: pp why '%s'", c->name, p->pp.why);
         else
