@@ -668,11 +668,13 @@ int tg_rules_plan(struct tg_eval *ev)
     struct seen seen = {.n = 0};
     enum tg_mpi_impl impl = tg_workload_mpi_impl(wl);
     int rc = 0;
-    if (tg_workload_spec_unchanged(wl))
+    /* An object a judged workload owns (a JobSet's child Job, a PyTorchJob's Pod) was judged with
+     * it, with the world and the controller's env its own view may miss (SPEC 11, 13). */
+    if (tg_workload_spec_unchanged(wl) || wl->judged_owner)
         return 0;
     for (size_t i = 0; i < wl->ntpl && rc == 0; i++) {
         const struct tg_template *t = &wl->tpl[i];
-        for (size_t j = 0; j < t->ncontainers && rc == 0; j++) {
+        for (size_t j = 0; t->world_pods != 0 && j < t->ncontainers && rc == 0; j++) {
             const struct tg_container *c = &t->containers[j];
             const struct tg_launch *l;
             if (c->init || (rc = tg_eval_launch_run(ev, t, c, impl, &l)) < 0)

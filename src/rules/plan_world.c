@@ -57,10 +57,20 @@ static int mpi_ranks(struct tg_eval *ev, const struct tg_mpirun *r, struct tg_pl
         unknown(w, r->np.reason);
         return 0;
     }
+    if (r->hosts && r->host_slots_known && !r->per_node.set) {
+        /* -H host:slots,... without -np: one rank per slot listed (Open MPI mpirun(1)) */
+        w->known = true;
+        w->n = r->host_slots;
+        snprintf(w->how, sizeof(w->how), "%s without -np: the %lld slots of -H", r->launcher,
+                 w->n);
+        return 0;
+    }
     int rc = tg_mpi_slots(ev, ev->wl, &s);
     if (rc < 0)
         return rc;
-    if (rc == 0 || r->hosts || r->hostfile) {
+    /* the operator's hostfile, also when named (--hostfile /etc/mpi/hostfile, hydra -f) */
+    bool own = !r->hostfile || !strcmp(r->hostfile_path, "/etc/mpi/hostfile");
+    if (rc == 0 || r->hosts || !own) {
         unknown(w, "mpirun without -np on hosts that are not an MPIJob's hostfile");
         return 0;
     }
