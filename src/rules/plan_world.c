@@ -61,8 +61,7 @@ static int mpi_ranks(struct tg_eval *ev, const struct tg_mpirun *r, struct tg_pl
         /* -H host:slots,... without -np: one rank per slot listed (Open MPI mpirun(1)) */
         w->known = true;
         w->n = r->host_slots;
-        snprintf(w->how, sizeof(w->how), "%s without -np: the %lld slots of -H", r->launcher,
-                 w->n);
+        snprintf(w->how, sizeof(w->how), "%s without -np: the %lld slots of -H", r->launcher, w->n);
         return 0;
     }
     int rc = tg_mpi_slots(ev, ev->wl, &s);
