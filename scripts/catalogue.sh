@@ -20,6 +20,14 @@ targets=(
     "docs/rules-efa-zone.md|rule table|rule-table efa zone"
     "docs/rules-mpi.md|rule table|rule-table mpi"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
+    "deploy/base/webhooks.yaml|validate rules|webhook-rules validate"
+    "deploy/base/webhooks.yaml|validate matchConditions|match-conditions validate"
+    "deploy/base/webhooks.yaml|mutate rules|webhook-rules mutate"
+    "deploy/base/webhooks.yaml|mutate matchConditions|match-conditions mutate"
+    "charts/trainguard/templates/webhooks.yaml|validate rules|webhook-rules validate chart"
+    "charts/trainguard/templates/webhooks.yaml|validate matchConditions|match-conditions validate"
+    "charts/trainguard/templates/webhooks.yaml|mutate rules|webhook-rules mutate chart"
+    "charts/trainguard/templates/webhooks.yaml|mutate matchConditions|match-conditions mutate"
 )
 
 splice() { # file name content-file -> stdout
