@@ -309,6 +309,8 @@ static int record_exemptions(struct tg_result *res, const struct tg_exemption *e
 {
     char ids[TG_RULE_COUNT * 48] = "";
     size_t at = 0;
+    if (!judge || !ex->n)
+        return 0; /* /mutate runs no rule: it neither uses nor counts exemptions */
     for (size_t i = 0; i < ex->n; i++) {
         const char *id = tg_rule_defs[ex->rules[i]].id;
         res->exempted[res->nexempted++] = id;
@@ -316,8 +318,6 @@ static int record_exemptions(struct tg_result *res, const struct tg_exemption *e
         if (at >= sizeof(ids))
             at = sizeof(ids) - 1;
     }
-    if (!judge || !ex->n)
-        return 0;
     return json_object_set_new(res->audit, "exempted", json_string(ids)) ? -ENOMEM : 0;
 }
 

@@ -217,6 +217,10 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
         if (nrules < sizeof(rules) / sizeof(rules[0]))
             rules[nrules++] = f->rule;
     }
+    for (size_t i = 0; res && i < res->nexempted; i++)
+        tg_metrics_exemption(tg_rule_index(res->exempted[i]));
+    if (res && res->nratcheted)
+        tg_metrics_ratcheted(res->nratcheted);
     if (patched)
         tg_metrics_patch(kind);
     tg_metrics_admission(ep, kind, tg_metrics_op_index(rv ? rv->operation : NULL), verdict, secs);
@@ -243,6 +247,9 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
         .verdict = verdicts[verdict],
         .rules = rules,
         .nrules = nrules,
+        .exempted = res ? res->exempted : NULL,
+        .nexempted = res ? res->nexempted : 0,
+        .nratcheted = res ? res->nratcheted : 0,
         .patched = patched,
         .latency_ms = secs * 1000.0,
     };
