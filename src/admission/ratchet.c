@@ -7,7 +7,7 @@
 
 /* The key of a finding: "<rule> <field identity>". */
 #define KEY_MAX (TG_FIELD_MAX * 2 + 64)
-#define RATCHET_NOTE " (already in the object before this update: a warning, not a deny)"
+#define RATCHET_NOTE "already in the object before this update, so a warning, not a deny: "
 
 /* The name that identifies a list element: its `name`, else Ray's `groupName`; NULL when none. */
 static const char *element_name(json_t *elem)
@@ -93,16 +93,21 @@ static void finding_key(const struct tg_finding *f, json_t *obj, char *out, size
         tg_ratchet_key(obj, f->field, out + n, len - n);
 }
 
-/* Appends the ratchet note to a finding's message when it fits, else replaces its tail. */
+/* Puts the ratchet note before a finding's message (warnings are cut at 256 characters: the note
+ * must survive), cutting the message's tail when both do not fit. */
 static void note(struct tg_finding *f)
 {
-    size_t n = strlen(f->message), add = strlen(RATCHET_NOTE);
-    if (n + add >= sizeof(f->message)) {
+    char msg[sizeof(f->message)];
+    size_t add = strlen(RATCHET_NOTE), n = strlen(f->message);
+    if (add + n >= sizeof(f->message)) {
         n = sizeof(f->message) - add - 1;
         while (n > 0 && ((unsigned char)f->message[n] & 0xC0) == 0x80)
             n--; /* never cut a UTF-8 sequence */
     }
-    memcpy(f->message + n, RATCHET_NOTE, add + 1);
+    memcpy(msg, RATCHET_NOTE, add);
+    memcpy(msg + add, f->message, n);
+    msg[add + n] = '\0';
+    memcpy(f->message, msg, add + n + 1);
 }
 
 size_t tg_ratchet_apply(struct tg_findings *now, json_t *obj, const struct tg_findings *before,
