@@ -133,10 +133,10 @@ extern const size_t tg_template_def_count;
 
 /* What each trigger looks for, as the prefilter reads objects (NULL-terminated lists). The rule
  * code has its own, narrower readers; these are supersets of what they act on. */
-extern const char *const tg_launch_words[];      /* T(LAUNCH): substrings of command/args */
+extern const char *const tg_launch_words[];        /* T(LAUNCH): substrings of command/args */
 extern const char *const tg_fabric_env_prefixes[]; /* T(FABRIC_ENV): env names, command words */
-extern const char *const tg_gang_keys[];         /* T(GANG): label or annotation keys */
-extern const char *const tg_queue_keys[];        /* T(QUEUE): label or annotation keys */
+extern const char *const tg_gang_keys[];           /* T(GANG): label or annotation keys */
+extern const char *const tg_queue_keys[];          /* T(QUEUE): label or annotation keys */
 #define TG_EXEMPT_ANNOTATION "trainguard.dev/exempt-rules" /* T(EXEMPT) */
 
 /* True for kinds whose pod spec cannot change after creation (kinds.def TG_UPDATE_IMMUTABLE). */

@@ -235,9 +235,8 @@ static const char *review_namespace(const struct tg_review *rv)
 /* The effective action of every rule for one object: the policy's actions after its caps
  * (rulesVersion), then the object's own exemptions (SPEC 13 "Effective action": every reader of a
  * finding's action, the response, the ratchet and `check --fail-on`, sees these). */
-static void object_actions(const struct tg_policy *policy, const struct tg_review *rv,
-                           json_t *obj, const char *ns, enum tg_action *actions,
-                           struct tg_exemption *ex)
+static void object_actions(const struct tg_policy *policy, const struct tg_review *rv, json_t *obj,
+                           const char *ns, enum tg_action *actions, struct tg_exemption *ex)
 {
     const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
     bool namespaced = api && api->scope == TG_SCOPE_NAMESPACED;

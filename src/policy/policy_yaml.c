@@ -584,7 +584,7 @@ static const char *check_release(const char *s)
     while (ok && *c >= '0' && *c <= '9')
         c++;
     return ok && !*c && strlen(s) <= 16 ? NULL
-                                       : "is not a release X.Y (quote it: rulesVersion: \"0.2\")";
+                                        : "is not a release X.Y (quote it: rulesVersion: \"0.2\")";
 }
 
 static void read_checked_str(struct ld *l, yaml_node_t *v, const char *path,

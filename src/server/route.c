@@ -1,7 +1,7 @@
 /* route.c -- the route tables, content-type match, capped body buffer and listen addresses. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdatomic.h>

@@ -35,9 +35,9 @@ static int make_review(json_t *obj, json_t *old, const char *op, const char *ns,
     json_t *k = json_pack("{s:s%, s:s, s:s}", "group", av ? av : "",
                           slash ? (size_t)(slash - av) : (size_t)0, "version",
                           slash ? slash + 1 : (av ? av : "v1"), "kind", kind ? kind : "");
-    json_t *req = json_pack("{s:s, s:o, s:s, s:s, s:{s:s}, s:O}", "uid", "judge", "kind", k,
-                            "operation", op, "namespace", ns, "userInfo", "username", "judge",
-                            "object", obj);
+    json_t *req =
+        json_pack("{s:s, s:o, s:s, s:s, s:{s:s}, s:O}", "uid", "judge", "kind", k, "operation", op,
+                  "namespace", ns, "userInfo", "username", "judge", "object", obj);
     if (!req)
         return -1;
     if (old)
@@ -71,8 +71,8 @@ static int judge(struct tg_policy *pol, const struct tg_review *rv, json_t *line
 }
 
 /* One object: judged and printed. Objects that are not Kubernetes objects are skipped. */
-static int emit(struct tg_policy *pol, const char *source, json_t *obj, json_t *old,
-                const char *op, const char *ns, json_t *expect)
+static int emit(struct tg_policy *pol, const char *source, json_t *obj, json_t *old, const char *op,
+                const char *ns, json_t *expect)
 {
     struct tg_review rv;
     const struct tg_api_def *api;
@@ -83,14 +83,14 @@ static int emit(struct tg_policy *pol, const char *source, json_t *obj, json_t *
     if (make_review(obj, old, op ? op : "CREATE", ns ? ns : "default", &rv) != 0)
         return -1;
     api = tg_api_lookup(rv.group, rv.version, rv.kind);
-    json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "source", source,
-                             "operation", rv.operation, "namespace", rv.namespace, "group",
-                             rv.group, "version", rv.version, "kind", rv.kind, "object", obj,
-                             "oldObject", old ? old : json_null());
+    json_t *line =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "source", source, "operation",
+                  rv.operation, "namespace", rv.namespace, "group", rv.group, "version", rv.version,
+                  "kind", rv.kind, "object", obj, "oldObject", old ? old : json_null());
     int rc = line ? judge(pol, &rv, line) : -1;
     if (rc == 0) {
-        json_object_set_new(line, "resource", api && api->resource[0] ? json_string(api->resource)
-                                                                       : json_null());
+        json_object_set_new(line, "resource",
+                            api && api->resource[0] ? json_string(api->resource) : json_null());
         if (expect)
             json_object_set(line, "expect", expect);
         char *text = json_dumps(line, JSON_COMPACT);

@@ -39,12 +39,13 @@ static const struct {
 START_TEST(ratchet_key_names_list_elements)
 {
     char out[512];
-    json_t *obj = yaml("spec:\n"
-                       "  containers:\n"
-                       "    - {name: log, resources: {limits: {vpc.amazonaws.com/efa: 1}}}\n"
-                       "    - {name: w, env: [{name: FI_PROVIDER, value: efa}], command: [a, b, c]}\n"
-                       "  tasks: [{name: worker, template: {spec: {}}}]\n"
-                       "  workerGroupSpecs: [{groupName: gpu, replicas: 2}]\n");
+    json_t *obj =
+        yaml("spec:\n"
+             "  containers:\n"
+             "    - {name: log, resources: {limits: {vpc.amazonaws.com/efa: 1}}}\n"
+             "    - {name: w, env: [{name: FI_PROVIDER, value: efa}], command: [a, b, c]}\n"
+             "  tasks: [{name: worker, template: {spec: {}}}]\n"
+             "  workerGroupSpecs: [{groupName: gpu, replicas: 2}]\n");
     tg_ratchet_key(obj, key_cases[_i].field, out, sizeof(out));
     ck_assert_str_eq(out, key_cases[_i].key);
     json_decref(obj);
@@ -167,7 +168,8 @@ START_TEST(rules_version_caps_newer_rules_at_warn)
 }
 END_TEST
 
-/* ---- the catalogue ----------------------------------------------------------------------------- */
+/* ---- the catalogue -----------------------------------------------------------------------------
+ */
 
 /* SPEC 13: releases X.Y.Z; every rule's `since` is an X.Y no later than this release, the 32
  * first-round rules 0.1 and the rules added since then the next release. */
@@ -209,7 +211,8 @@ START_TEST(templated_kinds_have_template_paths)
         for (size_t i = 0; i < tg_template_def_count; i++)
             has_path |= tg_template_defs[i].kind == (enum tg_kind)k;
         ck_assert_msg((trig & TG_TRIGGER_ALWAYS) || has_path || !trig,
-                      "kind %s has template triggers but no TG_TEMPLATE row", tg_kind_defs[k].display);
+                      "kind %s has template triggers but no TG_TEMPLATE row",
+                      tg_kind_defs[k].display);
     }
     ck_assert(tg_kind_update_immutable(TG_KIND_POD));
     ck_assert(!tg_kind_update_immutable(TG_KIND_MPIJOB));
