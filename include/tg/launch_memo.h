@@ -6,7 +6,8 @@
 #include <stdbool.h>
 
 #include "tg/eval.h"
-#include "tg/launcher.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/workload.h"
 
 /* The launcher command line of container c read for `impl`, parsed once per evaluation and shared

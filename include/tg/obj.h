@@ -30,4 +30,14 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
 
+/* Longest expanded env value tg_env_get() returns (a longer one counts as unknown). */
+#define TG_ENV_VALUE_MAX 512
+/* The value variable `name` has in the container, as the kubelet computes it: the last entry of
+ * the name, with $(NAME) references expanded from the entries defined before it ($$ is a literal $;
+ * a reference that cannot be resolved here (an unknown name, a valueFrom entry) stays as written;
+ * docs/references.md#ref-k8s-env-expansion). Returns the value (borrowed from the object, or
+ * written into buf), or NULL when the name is not set or its own value is not known (valueFrom, or
+ * longer than buf). *defined is set when the name appears at all. */
+const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined);
+
 #endif

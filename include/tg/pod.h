@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tg/instances.h"
 #include "tg/path.h"
 #include "tg/workload.h"
 
@@ -96,11 +97,25 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
 
-/* The instance types template t may run on (node.kubernetes.io/instance-type and the beta
- * alias): out->finite false means any type. For the env mutator (gpuDirectRDMAOnly,
- * instanceFamilies) and efa.exceeds-instance. Returns 0 or -ENOMEM. */
+/* Karpenter's labels for the parts of an instance type name (aws/karpenter-provider-aws
+ * pkg/apis/v1/labels.go; docs/references.md#ref-karpenter-labels). */
+#define TG_LABEL_INSTANCE_FAMILY "karpenter.k8s.aws/instance-family"
+#define TG_LABEL_INSTANCE_SIZE "karpenter.k8s.aws/instance-size"
+
+/* What a pod asks of its node, to narrow a family pin to the types that can hold it (0: any). */
+struct tg_fit {
+    long long gpus, neuron, efa;
+};
+
+/* The instance types template t may run on: nodeSelector and required node affinity on
+ * node.kubernetes.io/instance-type (and the beta alias), karpenter.k8s.aws/instance-family and
+ * instance-size, evaluated against table. A family (+ size) pin stands for every type of the
+ * family in the table that can hold fit (all of them when none can, so that an over-large request
+ * is still compared); a family the table does not know leaves the types open. out->finite false
+ * means any type. Wrong JSON types met are reported on ev (may be NULL). Returns 0 or -ENOMEM. */
 int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
-                               struct tg_label_pin *out);
+                               const struct tg_instance *table, size_t ntable,
+                               const struct tg_fit *fit, struct tg_label_pin *out);
 
 /* ---- env --------------------------------------------------------------------------------- */
 

@@ -7,21 +7,12 @@
 #include <stddef.h>
 
 #include "tg/finding.h"
+#include "tg/instances.h"
 
 enum tg_mode {
     TG_MODE_ENFORCE = 0,
     TG_MODE_WARN = 1,
     TG_MODE_AUDIT = 2,
-};
-
-/* One EC2 instance type (api-facts section 5.3). */
-struct tg_instance {
-    char *name;       /* "p5.48xlarge" */
-    int efa;          /* maximum EFA interfaces; 0 = no EFA */
-    int gpus;         /* nvidia.com/gpu */
-    int neuron;       /* aws.amazon.com/neuron devices */
-    int neuron_cores; /* NeuronCores per device (trn1: 2, trn2: 8) */
-    bool gdr;         /* GPUDirect RDMA over EFA (FI_EFA_USE_DEVICE_RDMA) */
 };
 
 /* A node label that pins a single zone: nodeSelector key with one of values (any value when
@@ -38,7 +29,9 @@ struct tg_zone_label {
 struct tg_env_entry {
     char *name;
     char *value;
-    bool gdr_only;
+    bool gdr_only;          /* only where every possible instance type has GPUDirect RDMA */
+    bool rdma_read_only;    /* only where every possible instance type has EFA RDMA read */
+    bool host_network_only; /* only for pods with hostNetwork: true */
     char **families;
     size_t nfamilies;
 };
@@ -61,6 +54,8 @@ struct tg_policy {
     size_t nns_modes;
     char **zone_labels; /* default: topology.kubernetes.io/zone and the beta key */
     size_t nzone_labels;
+    char **zone_id_labels; /* zone ids, another namespace of values: topology.k8s.aws/zone-id */
+    size_t nzone_id_labels;
     char **narrow_topology_keys; /* pod affinity keys narrower than a zone */
     size_t nnarrow;
     struct tg_zone_label *single_zone_labels;
@@ -96,6 +91,7 @@ void tg_policy_effective_actions(const struct tg_policy *p, enum tg_action *out)
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index);
 /* Instance type by exact name, or NULL. */
 const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const char *name);
+/* A zone label or a zone-id label (either names one availability zone). */
 bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key);
 
 const char *tg_mode_name(enum tg_mode m);

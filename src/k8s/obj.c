@@ -135,3 +135,85 @@ const char *tg_env_value(json_t *container, const char *name, bool *defined)
     }
     return value;
 }
+
+/* Appends src[0..n) to buf at *at, keeping room for the NUL; false when it does not fit. */
+static bool put(char *buf, size_t len, size_t *at, const char *src, size_t n)
+{
+    if (*at + n >= len)
+        return false;
+    memcpy(buf + *at, src, n);
+    *at += n;
+    buf[*at] = '\0';
+    return true;
+}
+
+/* The literal value entry e has after the kubelet expanded it against env[0..upto), or NULL when
+ * it is not known (valueFrom, a reference to a valueFrom entry, or too long for buf). */
+static const char *expand_entry(json_t *env, size_t upto, json_t *e, char *buf, size_t len,
+                                int depth);
+
+/* The expanded value of the last entry of name among env[0..upto), or NULL. */
+static const char *value_before(json_t *env, size_t upto, const char *name, size_t nlen, char *buf,
+                                size_t len, int depth)
+{
+    for (size_t i = upto; i-- > 0;) {
+        json_t *e = json_array_get(env, i);
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && strlen(n) == nlen && !strncmp(n, name, nlen))
+            return depth > 8 ? NULL : expand_entry(env, i, e, buf, len, depth + 1);
+    }
+    return NULL;
+}
+
+static const char *expand_entry(json_t *env, size_t upto, json_t *e, char *buf, size_t len,
+                                int depth)
+{
+    const char *v = json_string_value(json_object_get(e, "value"));
+    char ref[TG_ENV_VALUE_MAX];
+    size_t at = 0;
+    if (!v)
+        return json_object_get(e, "valueFrom") ? NULL : "";
+    if (!strchr(v, '$'))
+        return v;
+    buf[0] = '\0';
+    while (*v) {
+        const char *close = v[0] == '$' && v[1] == '(' ? strchr(v + 2, ')') : NULL;
+        if (v[0] == '$' && v[1] == '$') {
+            if (!put(buf, len, &at, "$", 1))
+                return NULL;
+            v += 2;
+        } else if (close) {
+            const char *r =
+                value_before(env, upto, v + 2, (size_t)(close - v - 2), ref, sizeof(ref), depth);
+            /* an unknown reference stays as written, as the kubelet leaves it */
+            if (r ? !put(buf, len, &at, r, strlen(r))
+                  : !put(buf, len, &at, v, (size_t)(close - v + 1)))
+                return NULL;
+            v = close + 1;
+        } else {
+            if (!put(buf, len, &at, v, 1))
+                return NULL;
+            v++;
+        }
+    }
+    return buf;
+}
+
+const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined)
+{
+    json_t *env = json_object_get(container, "env");
+    if (defined)
+        *defined = false;
+    if (!json_is_array(env) || len == 0)
+        return NULL;
+    for (size_t i = json_array_size(env); i-- > 0;) {
+        json_t *e = json_array_get(env, i);
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (!n || strcmp(n, name))
+            continue;
+        if (defined)
+            *defined = true;
+        return expand_entry(env, i, e, buf, len, 0);
+    }
+    return NULL;
+}

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tg/instances.h"
 #include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/quantity.h"
@@ -345,11 +346,140 @@ int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_pa
     return rc;
 }
 
-int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
-                               struct tg_label_pin *out)
+/* The three node labels that narrow the instance type (docs/references.md#ref-karpenter-labels):
+ * the type itself, and Karpenter's family and size (derived from the type name). */
+struct type_pins {
+    struct tg_label_pin type, family, size;
+};
+
+static void type_pins_release(struct type_pins *p)
 {
-    return tg_pin_label(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                        tg_instance_type_label_count, out);
+    tg_label_pin_release(&p->type);
+    tg_label_pin_release(&p->family);
+    tg_label_pin_release(&p->size);
+}
+
+static const char *const family_keys[] = {TG_LABEL_INSTANCE_FAMILY};
+static const char *const size_keys[] = {TG_LABEL_INSTANCE_SIZE};
+
+static bool row_fits(const struct tg_instance *in, const struct tg_fit *fit)
+{
+    return !fit || ((fit->gpus <= 0 || in->gpus >= fit->gpus) &&
+                    (fit->neuron <= 0 || in->neuron >= fit->neuron) &&
+                    (fit->efa <= 0 || in->efa >= fit->efa));
+}
+
+/* The types one conjunction of pins allows. A type pin is taken as written (narrowed by family and
+ * size pins); family and size pins are enumerated from the table, narrowed to the rows that can
+ * hold fit when some can. A family the table does not know, or a size without a family, cannot be
+ * enumerated: open. */
+static int pins_types(const struct type_pins *p, const struct tg_instance *table, size_t n,
+                      const struct tg_fit *fit, struct tg_label_pin *out)
+{
+    char fam[64];
+    tg_label_pin_init(out);
+    out->mentioned = p->type.mentioned || p->family.mentioned || p->size.mentioned;
+    if (p->type.finite) {
+        out->finite = true;
+        for (size_t i = 0; i < p->type.n; i++) {
+            const char *v = p->type.values[i];
+            tg_instance_family(v, fam, sizeof(fam));
+            if ((p->family.finite && !tg_label_pin_has(&p->family, fam)) ||
+                (p->size.finite && !tg_label_pin_has(&p->size, tg_instance_size(v))))
+                continue;
+            if (pin_add(out, v) < 0)
+                return -ENOMEM;
+        }
+        return 0;
+    }
+    if (!p->family.finite)
+        return 0;
+    for (size_t i = 0; i < p->family.n; i++) {
+        if (!tg_instance_family_known(table, n, p->family.values[i]))
+            return 0; /* open */
+    }
+    out->finite = true;
+    for (int pass = 0; pass < 2 && out->n == 0; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            tg_instance_family(table[i].name, fam, sizeof(fam));
+            if (!tg_label_pin_has(&p->family, fam) ||
+                (p->size.finite && !tg_label_pin_has(&p->size, tg_instance_size(table[i].name))) ||
+                (pass == 0 && !row_fits(&table[i], fit)))
+                continue;
+            if (pin_add(out, table[i].name) < 0)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
+                               const struct tg_instance *table, size_t ntable,
+                               const struct tg_fit *fit, struct tg_label_pin *out)
+{
+    struct type_pins sel, term;
+    struct tg_label_pin cand, aff;
+    struct tg_path p, tp;
+    size_t i;
+    json_t *tm;
+    int rc;
+    memset(&sel, 0, sizeof(sel));
+    memset(&term, 0, sizeof(term));
+    tg_label_pin_init(&aff);
+    tg_label_pin_init(out);
+    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                                   tg_instance_type_label_count, &sel.type)) < 0 ||
+        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) < 0 ||
+        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0 ||
+        (rc = pins_types(&sel, table, ntable, fit, out)) < 0)
+        goto out;
+    /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
+     * per-key reader too, which reports wrong JSON types in the terms (on ev). */
+    if ((rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                                   tg_instance_type_label_count, &aff)) < 0)
+        goto out;
+    tg_label_pin_release(&aff);
+    json_t *aff_obj = json_object_get(json_object_get(t->spec, "affinity"), "nodeAffinity");
+    json_t *req = json_object_get(aff_obj, "requiredDuringSchedulingIgnoredDuringExecution");
+    json_t *terms = json_object_get(req, "nodeSelectorTerms");
+    tg_path_key(&p, &t->spec_path, "affinity");
+    tg_path_key(&p, &p, "nodeAffinity");
+    tg_path_key(&p, &p, "requiredDuringSchedulingIgnoredDuringExecution");
+    tg_path_key(&p, &p, "nodeSelectorTerms");
+    bool open = !json_is_array(terms) || json_array_size(terms) == 0;
+    json_array_foreach (terms, i, tm) {
+        if (!json_is_object(tm)) {
+            open = true;
+            continue;
+        }
+        tg_path_index(&tp, &p, i);
+        if ((rc = term_pin(NULL, tm, &tp, tg_instance_type_labels, tg_instance_type_label_count,
+                           &term.type)) < 0 ||
+            (rc = term_pin(NULL, tm, &tp, family_keys, 1, &term.family)) < 0 ||
+            (rc = term_pin(NULL, tm, &tp, size_keys, 1, &term.size)) < 0 ||
+            (rc = pins_types(&term, table, ntable, fit, &cand)) < 0)
+            goto out;
+        aff.mentioned |= cand.mentioned;
+        if (!cand.finite)
+            open = true;
+        for (size_t k = 0; k < cand.n && rc == 0; k++)
+            rc = pin_add(&aff, cand.values[k]);
+        tg_label_pin_release(&cand);
+        type_pins_release(&term);
+        if (rc < 0)
+            goto out;
+    }
+    aff.finite = !open;
+    if (open)
+        aff.n = 0;
+    rc = pin_and(out, &aff);
+out:
+    type_pins_release(&sel);
+    type_pins_release(&term);
+    tg_label_pin_release(&aff);
+    if (rc < 0)
+        tg_label_pin_release(out);
+    return rc;
 }
 
 /* ---- env ----------------------------------------------------------------------------------- */

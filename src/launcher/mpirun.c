@@ -34,7 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 
 enum eff {
     E_NONE, /* no effect we read */
@@ -381,11 +381,6 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
     }
 }
 
-void tg_launch_init(struct tg_launch *l)
-{
-    memset(l, 0, sizeof(*l));
-}
-
 void tg_mpirun_release(struct tg_mpirun *run)
 {
     for (size_t i = 0; i < run->nfwd; i++) {
@@ -415,14 +410,6 @@ bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
         if (strcmp(run->env[i], name) == 0)
             return true;
     return false;
-}
-
-void tg_launch_release(struct tg_launch *l)
-{
-    for (size_t i = 0; i < l->nruns; i++)
-        tg_mpirun_release(&l->runs[i]);
-    free(l->runs);
-    tg_launch_init(l);
 }
 
 const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, const char *name)
@@ -532,29 +519,6 @@ static int add_name_list(struct tg_mpirun *run, const char *list)
     return 0;
 }
 
-/* Sets v from a count word: a non-negative decimal integer, else unresolved with a reason. */
-static void set_count(struct tg_launch_value *v, const struct tg_sh_word *w, const char *opt)
-{
-    v->set = true;
-    v->resolved = false;
-    snprintf(v->text, sizeof(v->text), "%s", w->text);
-    v->reason[0] = '\0';
-    if (!w->resolved) {
-        snprintf(v->reason, sizeof(v->reason), "%s", w->reason ? w->reason : "unknown value");
-        return;
-    }
-    const char *s = w->text;
-    char *end;
-    errno = 0;
-    long long n = (*s >= '0' && *s <= '9') ? strtoll(s, &end, 10) : -1;
-    if (n < 0 || errno || *end) {
-        snprintf(v->reason, sizeof(v->reason), "%s '%.40s' is not a process count", opt, s);
-        return;
-    }
-    v->resolved = true;
-    v->value = n;
-}
-
 /* --map-by ppr:N:node[:MODIFIERS] and any :OVERSUBSCRIBE / :NOOVERSUBSCRIBE modifier. */
 static void read_map_by(struct tg_mpirun *run, const struct tg_sh_word *w)
 {
@@ -581,7 +545,7 @@ static void read_map_by(struct tg_mpirun *run, const struct tg_sh_word *w)
     char buf[64];
     snprintf(buf, sizeof(buf), "%.*s", (int)(nlen < 63 ? nlen : 63), num);
     struct tg_sh_word nw = {.text = buf, .resolved = w->resolved, .reason = w->reason};
-    set_count(&run->per_node, &nw, "--map-by ppr");
+    tg_launch_value_read(&run->per_node, &nw, "--map-by ppr");
     snprintf(run->per_node.text, sizeof(run->per_node.text), "%s", t);
 }
 
@@ -647,14 +611,14 @@ static int apply(struct tg_mpirun *run, const struct opt *o, const struct tg_sh_
 {
     switch (o->eff) {
     case E_NP:
-        set_count(ctx_np, &a[0], o->name);
+        tg_launch_value_read(ctx_np, &a[0], o->name);
         break;
     case E_PERNODE:
-        set_count(&run->per_node, &a[0], o->name);
+        tg_launch_value_read(&run->per_node, &a[0], o->name);
         break;
     case E_RR: {
         struct tg_sh_word one = {.text = "1", .resolved = true};
-        set_count(&run->per_node, &one, o->name);
+        tg_launch_value_read(&run->per_node, &one, o->name);
         snprintf(run->per_node.text, sizeof(run->per_node.text), "-rr");
         break;
     }
@@ -803,156 +767,39 @@ out_nomem:
     return -ENOMEM;
 }
 
-/* ---- containers ----------------------------------------------------------------------------- */
+/* ---- the launcher's environment ------------------------------------------------------------ */
 
-/* The container's env as shell variables (api-facts 1.17: $(VAR) in a value expands from
- * variables defined earlier in the same container). */
-static int vars_from_env(json_t *container, struct tg_sh_vars *vars)
+/* Adds name (len bytes) to run->env (once). */
+static int env_add(struct tg_mpirun *run, const char *name, size_t len)
 {
-    json_t *env = json_object_get(container, "env");
-    size_t i;
-    json_t *e;
-    if (!json_is_array(env))
-        return 0;
-    json_array_foreach (env, i, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
-        json_t *val = json_object_get(e, "value");
-        if (!name || !*name)
-            continue;
-        int rc;
-        if (json_is_string(val)) {
-            char *x = tg_k8s_expand(json_string_value(val), vars, NULL, 0);
-            if (!x)
-                return -ENOMEM;
-            rc = tg_sh_vars_set(vars, name, x, NULL);
-            free(x);
-        } else if (json_object_get(e, "valueFrom")) {
-            char why[TG_LAUNCH_REASON_MAX];
-            snprintf(why, sizeof(why), "$%.60s is set from valueFrom, unknown at admission", name);
-            rc = tg_sh_vars_set(vars, name, NULL, why);
-        } else {
-            rc = tg_sh_vars_set(vars, name, "", NULL); /* value defaults to "" */
-        }
-        if (rc < 0)
-            return rc;
-        tg_sh_vars_export(vars, name);
-    }
+    for (size_t i = 0; i < run->nenv; i++)
+        if (strlen(run->env[i]) == len && strncmp(run->env[i], name, len) == 0)
+            return 0;
+    char **v = realloc(run->env, (run->nenv + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    run->env = v;
+    run->env[run->nenv] = strndup(name, len);
+    if (!run->env[run->nenv])
+        return -ENOMEM;
+    run->nenv++;
     return 0;
 }
 
-static int push_items(json_t *arr, const struct tg_sh_vars *vars, struct tg_sh_word *words,
-                      size_t *n)
+int tg_mpirun_set_env(struct tg_mpirun *run, const struct tg_sh_env *env)
 {
-    size_t i;
-    json_t *it;
-    json_array_foreach (arr, i, it) {
-        const char *s = json_string_value(it);
-        if (!s)
-            return -EINVAL;
-        char unknown[96];
-        struct tg_sh_word *w = &words[(*n)++];
-        w->text = tg_k8s_expand(s, vars, unknown, sizeof(unknown));
-        if (!w->text)
+    static const char list_name[] = "OMPI_MCA_mca_base_env_list";
+    const char *list = NULL;
+    for (size_t i = 0; i < env->n; i++) {
+        const struct tg_sh_env_var *e = &env->v[i];
+        if (env_add(run, e->name, e->namelen) < 0)
             return -ENOMEM;
-        w->resolved = !unknown[0];
-        if (unknown[0]) {
-            char name[80];
-            char why[TG_LAUNCH_REASON_MAX];
-            snprintf(name, sizeof(name), "%.*s", (int)strlen(unknown) - 3, unknown + 2);
-            const struct tg_sh_var *v = tg_sh_vars_get(vars, name);
-            if (v && v->why)
-                snprintf(why, sizeof(why), "%s", v->why);
-            else
-                snprintf(why, sizeof(why), "%s is not defined in the container env", unknown);
-            w->reason = strdup(why);
-            if (!w->reason)
-                return -ENOMEM;
-        }
+        if (e->namelen == sizeof(list_name) - 1 && !strncmp(e->name, list_name, e->namelen))
+            list = e->value;
     }
+    /* Open MPI reads mca_base_env_list from OMPI_MCA_mca_base_env_list too (open-mpi/ompi:
+     * docs/mca.rst, "MCA parameters as environment variables"). */
+    if (run->impl == TG_MPI_OPENMPI && list && tg_mpirun_add_env_list(run, list) < 0)
+        return -ENOMEM;
     return 0;
-}
-
-/* Does any string the command line can be made of (command, args, literal env values that
- * $(VAR) or $VAR could bring in) contain a launcher name? When none does, no word of the command
- * line can be a launcher, and the shell reader (the costliest step of a request) is skipped. A
- * name split across shell quotes ("mpi"run) is not seen: documented in docs/launcher.md. */
-static bool mentions_launcher(json_t *container)
-{
-    static const char *const names[] = {"mpirun", "mpiexec", "orterun", "prterun", "horovodrun"};
-    static const char *const lists[] = {"command", "args", "env"};
-    for (size_t l = 0; l < 3; l++) {
-        json_t *arr = json_object_get(container, lists[l]);
-        size_t i;
-        json_t *item;
-        json_array_foreach (arr, i, item) {
-            const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
-            for (size_t k = 0; s && k < sizeof(names) / sizeof(names[0]); k++) {
-                if (strstr(s, names[k]))
-                    return true;
-            }
-        }
-    }
-    return false;
-}
-
-int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
-{
-    struct tg_sh_vars vars;
-    json_t *cmd = json_object_get(container, "command");
-    json_t *args = json_object_get(container, "args");
-    size_t n = 0, cap = 0;
-    struct tg_sh_word *words = NULL;
-    int rc = 0;
-    tg_sh_vars_init(&vars);
-    if ((cmd && !json_is_array(cmd) && !json_is_null(cmd)) ||
-        (args && !json_is_array(args) && !json_is_null(args)))
-        goto out;
-    cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
-          (json_is_array(args) ? json_array_size(args) : 0);
-    if (cap == 0 || !mentions_launcher(container))
-        goto out;
-    words = calloc(cap, sizeof(*words));
-    if (!words) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = vars_from_env(container, &vars);
-    if (rc == 0 && json_is_array(cmd))
-        rc = push_items(cmd, &vars, words, &n);
-    if (rc == 0 && json_is_array(args))
-        rc = push_items(args, &vars, words, &n);
-    if (rc == -EINVAL) {
-        rc = 0; /* not an array of strings: object.invalid-field is the engine's */
-        goto out;
-    }
-    if (rc == 0)
-        rc = tg_launch_parse_words(words, n, &vars, impl, out);
-out:
-    for (size_t i = 0; i < n; i++) {
-        free(words[i].text);
-        free(words[i].reason);
-    }
-    free(words);
-    tg_sh_vars_release(&vars);
-    return rc;
-}
-
-bool tg_launch_runs_openmpi(const struct tg_launch *l)
-{
-    for (size_t i = 0; i < l->nruns; i++)
-        if (l->runs[i].impl == TG_MPI_OPENMPI)
-            return true;
-    return false;
-}
-
-bool tg_launch_forwards(const struct tg_launch *l, const char *name)
-{
-    if (l->nruns == 0)
-        return false;
-    for (size_t i = 0; i < l->nruns; i++) {
-        const struct tg_mpirun *r = &l->runs[i];
-        if (!tg_mpirun_forwards_all(r) && !tg_mpirun_find_fwd(r, name))
-            return false;
-    }
-    return true;
 }

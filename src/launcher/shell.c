@@ -1,4 +1,5 @@
-/* shell.c -- POSIX sh words, lists and variables, read just far enough to find mpirun lines. */
+/* shell.c -- POSIX sh words, lists and variables, read far enough to hand each simple command of
+ * a container's command line to a callback (include/tg/shell.h). */
 /*
  * What is read (POSIX.1-2017 XCU 2.2-2.6, 2.9; the grammar a `sh -c` script is parsed with):
  * quoting ('...', "...", backslash, backslash-newline), comments, the list operators ; & && ||
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/launcher.h"
+#include "tg/shell.h"
 
 /* ---- small growable string ---------------------------------------------------------------- */
 struct sbuf {
@@ -44,11 +45,6 @@ static void sb_putn(struct sbuf *b, const char *s, size_t len)
     memcpy(b->s + b->n, s, len);
     b->n += len;
     b->s[b->n] = '\0';
-}
-
-static void sb_putc(struct sbuf *b, char c)
-{
-    sb_putn(b, &c, 1);
 }
 
 static void sb_puts(struct sbuf *b, const char *s)
@@ -174,48 +170,6 @@ static size_t name_len(const char *s)
     return n;
 }
 
-/* ---- Kubernetes $(VAR) expansion ------------------------------------------------------------
- * kubernetes/kubernetes: third_party/forked/golang/expansion/expand.go (Expand): $$ -> $,
- * $(NAME) -> value when mapped, otherwise the reference stays as written. */
-char *tg_k8s_expand(const char *s, const struct tg_sh_vars *vars, char *unknown, size_t unknownlen)
-{
-    struct sbuf b = {0};
-    if (unknown && unknownlen)
-        unknown[0] = '\0';
-    sb_puts(&b, "");
-    for (const char *p = s; *p;) {
-        if (p[0] == '$' && p[1] == '$') {
-            sb_putc(&b, '$');
-            p += 2;
-            continue;
-        }
-        if (p[0] == '$' && p[1] == '(') {
-            const char *close = strchr(p + 2, ')');
-            if (close) {
-                size_t len = (size_t)(close - (p + 2));
-                char name[256];
-                const struct tg_sh_var *v = NULL;
-                if (len > 0 && len < sizeof(name)) {
-                    memcpy(name, p + 2, len);
-                    name[len] = '\0';
-                    v = tg_sh_vars_get(vars, name);
-                }
-                if (v && v->value) {
-                    sb_puts(&b, v->value);
-                } else {
-                    if (unknown && unknownlen && !unknown[0])
-                        snprintf(unknown, unknownlen, "%.*s", (int)(close - p + 1), p);
-                    sb_putn(&b, p, (size_t)(close - p + 1));
-                }
-                p = close + 1;
-                continue;
-            }
-        }
-        sb_putc(&b, *p++);
-    }
-    return sb_take(&b);
-}
-
 /* ---- raw words ------------------------------------------------------------------------------ */
 enum seg_kind {
     SEG_LIT,   /* text */
@@ -273,10 +227,9 @@ static void rwords_release(struct rwords *ws)
 
 /* The walk: state shared by the lexer and the command reader of one script. */
 struct walk {
+    struct tg_sh_walk *wk;
     struct tg_sh_vars *vars;
-    enum tg_mpi_impl impl;
     int depth;
-    struct tg_launch *out;
     size_t index;      /* simple commands seen so far */
     size_t argv_index; /* the container argv item this script came from */
     /* NAME=VALUE words that reach the current command's environment only: prefix assignments
@@ -286,7 +239,7 @@ struct walk {
     const struct tg_sh_word *env_args;
     size_t nenv_args;
     bool env_cleared; /* env -i: the container env does not reach the command */
-    bool oom;
+    int err;          /* -ENOMEM or the callback's error: the walk stops */
 };
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
@@ -295,7 +248,7 @@ static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind
         size_t cap = rw->cap ? rw->cap * 2 : 4;
         struct seg *v = realloc(rw->v, cap * sizeof(*v));
         if (!v) {
-            w->oom = true;
+            w->err = -ENOMEM;
             return NULL;
         }
         rw->v = v;
@@ -317,14 +270,14 @@ static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t le
         last->quoted = quoted;
         last->text = strdup("");
         if (!last->text) {
-            w->oom = true;
+            w->err = -ENOMEM;
             return;
         }
     }
     size_t old = strlen(last->text);
     char *nt = realloc(last->text, old + len + 1);
     if (!nt) {
-        w->oom = true;
+        w->err = -ENOMEM;
         return;
     }
     memcpy(nt + old, s, len);
@@ -336,7 +289,7 @@ static char *dupn(struct walk *w, const char *s, size_t len)
 {
     char *d = strndup(s, len);
     if (!d)
-        w->oom = true;
+        w->err = -ENOMEM;
     return d;
 }
 
@@ -346,11 +299,11 @@ static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t le
     if (!g)
         return;
     g->text = dupn(w, s, len);
-    char buf[TG_LAUNCH_REASON_MAX];
+    char buf[TG_SH_REASON_MAX];
     snprintf(buf, sizeof(buf), "%.*s %s", (int)(len > 60 ? 60 : len), s, why);
     g->why = strdup(buf);
     if (!g->why)
-        w->oom = true;
+        w->err = -ENOMEM;
 }
 
 /* ---- lexer ---------------------------------------------------------------------------------- */
@@ -368,7 +321,7 @@ struct lex {
     bool heredoc;       /* the last TOK_REDIR was << or <<- */
     bool heredoc_strip; /* <<- */
     bool error;
-    char err[TG_LAUNCH_REASON_MAX];
+    char err[TG_SH_REASON_MAX];
 };
 
 /* Finds the end of a $( ... ) or $(( ... )) body that starts at p (just after the opening
@@ -671,7 +624,7 @@ struct arith {
     const char *p;
     const struct tg_sh_vars *vars;
     bool bad;
-    char why[TG_LAUNCH_REASON_MAX];
+    char why[TG_SH_REASON_MAX];
 };
 
 static void ar_fail(struct arith *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -841,7 +794,7 @@ static void set_reason(struct walk *w, struct tg_sh_word *out, const char *why)
     out->resolved = false;
     out->reason = strdup(why);
     if (!out->reason)
-        w->oom = true;
+        w->err = -ENOMEM;
 }
 
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into out. */
@@ -854,7 +807,7 @@ static void expand_segs(struct walk *w, const struct rword *rw, size_t from, siz
     sb_puts(&b, "");
     for (size_t i = from; i < rw->n; i++) {
         const struct seg *g = &rw->v[i];
-        char why[TG_LAUNCH_REASON_MAX];
+        char why[TG_SH_REASON_MAX];
         switch (g->kind) {
         case SEG_LIT:
             sb_puts(&b, g->text + (i == from ? skip : 0));
@@ -918,7 +871,7 @@ static void expand_segs(struct walk *w, const struct rword *rw, size_t from, siz
     }
     out->text = sb_take(&b);
     if (!out->text)
-        w->oom = true;
+        w->err = -ENOMEM;
 }
 
 /* ---- simple commands ------------------------------------------------------------------------ */
@@ -963,15 +916,15 @@ static bool starts_opt(const struct tg_sh_word *w)
 }
 
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line);
-static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
-                        int depth, size_t argv_index, struct tg_launch *out);
+static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
+                        int depth, size_t argv_index);
 
 static void set_from_word(struct walk *w, const char *name, const struct tg_sh_word *val)
 {
     int rc = val->resolved ? tg_sh_vars_set(w->vars, name, val->text, NULL)
                            : tg_sh_vars_set(w->vars, name, NULL, val->reason);
     if (rc < 0)
-        w->oom = true;
+        w->err = -ENOMEM;
 }
 
 /* export/readonly/declare NAME=value ... (export and declare -x also export NAME) */
@@ -998,93 +951,69 @@ static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
     }
 }
 
-/* Adds the NAME of a NAME=VALUE word to run->env (once). */
-static int env_add(struct tg_mpirun *run, const char *name, size_t len)
+/* Hands the command that starts at words[0] (argv item `at` at depth 0) to the callback. */
+static void hand_over(struct walk *w, const struct tg_sh_word *words, size_t n, int line, size_t at)
 {
-    for (size_t i = 0; i < run->nenv; i++)
-        if (strlen(run->env[i]) == len && strncmp(run->env[i], name, len) == 0)
-            return 0;
-    char **v = realloc(run->env, (run->nenv + 1) * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    run->env = v;
-    run->env[run->nenv] = strndup(name, len);
-    if (!run->env[run->nenv])
-        return -ENOMEM;
-    run->nenv++;
-    return 0;
+    struct tg_sh_cmd cmd = {
+        .words = words,
+        .nwords = n,
+        .depth = w->depth,
+        .line = line,
+        .index = w->index,
+        .argv_index = w->depth == 0 ? at : w->argv_index,
+        .vars = w->vars,
+        .prefix = w->cmd_env,
+        .nprefix = w->ncmd_env,
+        .env_args = w->env_args,
+        .nenv_args = w->nenv_args,
+        .env_cleared = w->env_cleared,
+    };
+    int rc = w->wk->on_command ? w->wk->on_command(w->wk->ctx, &cmd) : 0;
+    if (rc < 0)
+        w->err = rc;
 }
 
-/* The launcher's environment, and the Open MPI env list it may carry. */
-static int launcher_env(struct walk *w, struct tg_mpirun *run)
+static void push_env(struct tg_sh_env *env, const char *name, size_t namelen, const char *value)
 {
-    const char *list = NULL;
-    const struct tg_sh_word *lists[2] = {w->cmd_env, w->env_args};
-    size_t counts[2] = {w->ncmd_env, w->nenv_args};
-    for (size_t i = 0; i < w->vars->n && !w->env_cleared; i++) {
-        const struct tg_sh_var *v = &w->vars->v[i];
-        if (!v->exported)
-            continue;
-        if (env_add(run, v->name, strlen(v->name)) < 0)
-            return -ENOMEM;
-        if (!strcmp(v->name, "OMPI_MCA_mca_base_env_list"))
-            list = v->value;
+    env->v[env->n].name = name;
+    env->v[env->n].namelen = namelen;
+    env->v[env->n].value = value;
+    env->n++;
+}
+
+int tg_sh_cmd_env(const struct tg_sh_cmd *cmd, struct tg_sh_env *out)
+{
+    const struct tg_sh_word *lists[2] = {cmd->prefix, cmd->env_args};
+    size_t counts[2] = {cmd->nprefix, cmd->nenv_args};
+    size_t nvars = cmd->env_cleared ? 0 : cmd->vars->n;
+    out->n = 0;
+    out->v = NULL;
+    if (nvars + counts[0] + counts[1] == 0)
+        return 0;
+    out->v = calloc(nvars + counts[0] + counts[1], sizeof(*out->v));
+    if (!out->v)
+        return -ENOMEM;
+    for (size_t i = 0; i < nvars; i++) {
+        const struct tg_sh_var *v = &cmd->vars->v[i];
+        if (v->exported)
+            push_env(out, v->name, strlen(v->name), v->value);
     }
     for (size_t k = 0; k < 2; k++) {
         for (size_t i = 0; i < counts[k]; i++) {
             const char *t = lists[k][i].text;
             size_t len = name_len(t);
-            if (!len || t[len] != '=')
-                continue;
-            if (env_add(run, t, len) < 0)
-                return -ENOMEM;
-            if (len == 26 && !strncmp(t, "OMPI_MCA_mca_base_env_list", len))
-                list = lists[k][i].resolved ? t + len + 1 : NULL;
+            if (len && t[len] == '=')
+                push_env(out, t, len, lists[k][i].resolved ? t + len + 1 : NULL);
         }
     }
-    /* Open MPI reads mca_base_env_list from OMPI_MCA_mca_base_env_list too (open-mpi/ompi:
-     * docs/mca.rst, "MCA parameters as environment variables"). */
-    if (run->impl == TG_MPI_OPENMPI && list && tg_mpirun_add_env_list(run, list) < 0)
-        return -ENOMEM;
     return 0;
 }
 
-static int append_run(struct walk *w, struct tg_mpirun *run)
+void tg_sh_env_release(struct tg_sh_env *env)
 {
-    struct tg_launch *l = w->out;
-    if (l->nruns >= TG_LAUNCH_MAX_RUNS) {
-        tg_mpirun_release(run);
-        return 0;
-    }
-    struct tg_mpirun *v = realloc(l->runs, (l->nruns + 1) * sizeof(*v));
-    if (!v) {
-        tg_mpirun_release(run);
-        return -ENOMEM;
-    }
-    l->runs = v;
-    l->runs[l->nruns++] = *run;
-    return 0;
-}
-
-static void run_launcher(struct walk *w, const struct tg_sh_word *words, size_t n, int line,
-                         size_t at)
-{
-    struct tg_mpirun run;
-    if (tg_mpirun_parse(words, n, w->impl, &run) < 0) {
-        w->oom = true;
-        return;
-    }
-    run.depth = w->depth;
-    run.line = line;
-    run.index = w->index;
-    run.argv_index = w->depth == 0 ? at : w->argv_index;
-    if (launcher_env(w, &run) < 0) {
-        tg_mpirun_release(&run);
-        w->oom = true;
-        return;
-    }
-    if (append_run(w, &run) < 0)
-        w->oom = true;
+    free(env->v);
+    env->v = NULL;
+    env->n = 0;
 }
 
 static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, size_t i)
@@ -1113,33 +1042,35 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
      * shell then reads as a command substitution (unresolved where it is used). */
     if (!c || j >= n)
         return;
-    if (w->depth + 1 >= TG_LAUNCH_MAX_DEPTH) {
-        if (!w->out->script_error)
-            snprintf(w->out->error, sizeof(w->out->error),
-                     "shell scripts nested more than %d deep were not read", TG_LAUNCH_MAX_DEPTH);
-        w->out->script_error = true;
+    if (w->depth + 1 >= TG_SH_MAX_DEPTH) {
+        if (!w->wk->script_error)
+            snprintf(w->wk->error, sizeof(w->wk->error),
+                     "shell scripts nested more than %d deep were not read", TG_SH_MAX_DEPTH);
+        w->wk->script_error = true;
         return;
     }
     /* the inner shell's assignments do not come back out */
     struct tg_sh_vars inner;
     if (vars_copy(&inner, w->vars) < 0) {
-        w->oom = true;
+        w->err = -ENOMEM;
         return;
     }
-    if (parse_script(words[j].text, &inner, w->impl, w->depth + 1,
-                     w->depth == 0 ? j : w->argv_index, w->out) < 0)
-        w->oom = true;
+    int rc =
+        parse_script(w->wk, words[j].text, &inner, w->depth + 1, w->depth == 0 ? j : w->argv_index);
+    if (rc < 0)
+        w->err = rc;
     tg_sh_vars_release(&inner);
 }
 
-/* Reads one simple command of expanded words: wrappers, shells, launchers. */
+/* Reads one simple command of expanded words: the wrappers and builtins the shell reader
+ * interprets, `sh -c` scripts; any other command goes to the callback. */
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line)
 {
     size_t i = 0;
-    while (i < n && !w->oom) {
+    while (i < n && !w->err) {
         const struct tg_sh_word *cur = &words[i];
         if (!cur->resolved)
-            return 0; /* $MPIRUN: what runs is unknown */
+            break; /* $MPIRUN: what runs is unknown (the callback is told so) */
         const char *b = base_name(cur->text);
         if (strcmp(b, "exec") == 0) {
             i++;
@@ -1167,7 +1098,10 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             /* env [-i] [-u NAME] [NAME=VALUE]... COMMAND: the assignments reach the command's
              * environment, not the words the shell already expanded. */
             i++;
+            /* a second env starts its own list (the count too: `env A=1 env mpirun` once read
+             * a NULL list with the first one's count) */
             w->env_args = NULL;
+            w->nenv_args = 0;
             while (i < n) {
                 const char *t = words[i].text;
                 size_t nl = name_len(t);
@@ -1210,13 +1144,12 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                    strcmp(b, "ash") == 0 || strcmp(b, "zsh") == 0 || strcmp(b, "ksh") == 0) {
             run_shell(w, words, n, i);
             return 0;
-        } else if (tg_launcher_is_mpi(cur->text)) {
-            run_launcher(w, words + i, n - i, line, i);
-            return 0;
         } else {
-            return 0;
+            break;
         }
     }
+    if (i < n && !w->err)
+        hand_over(w, words + i, n - i, line, i);
     return 0;
 }
 
@@ -1256,14 +1189,14 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     size_t n = cmd->n - first;
     struct tg_sh_word *words = calloc(n, sizeof(*words));
     if (!words) {
-        w->oom = true;
+        w->err = -ENOMEM;
         return;
     }
     for (size_t k = 0; k < n; k++)
         expand_segs(w, &cmd->v[first + k], 0, 0, &words[k]);
     w->cmd_env = words;
     w->ncmd_env = i - first;
-    if (!w->oom)
+    if (!w->err)
         process_words(w, words + (i - first), n - (i - first), line);
     w->cmd_env = w->env_args = NULL;
     w->ncmd_env = w->nenv_args = 0;
@@ -1280,7 +1213,7 @@ static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
         size_t cap = ws->cap ? ws->cap * 2 : 16;
         struct rword *v = realloc(ws->v, cap * sizeof(*v));
         if (!v) {
-            w->oom = true;
+            w->err = -ENOMEM;
             return false;
         }
         ws->v = v;
@@ -1291,17 +1224,10 @@ static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
     return true;
 }
 
-int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
-                           int depth, struct tg_launch *out)
+static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
+                        int depth, size_t argv_index)
 {
-    return parse_script(script, vars, impl, depth, 0, out);
-}
-
-static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
-                        int depth, size_t argv_index, struct tg_launch *out)
-{
-    struct walk w = {
-        .vars = vars, .impl = impl, .depth = depth, .out = out, .argv_index = argv_index};
+    struct walk w = {.wk = wk, .vars = vars, .depth = depth, .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
     struct rwords cmd = {0};
     struct rword rw = {0};
@@ -1312,7 +1238,7 @@ static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi
     for (;;) {
         int line = lx.line;
         enum tok t = lex_next(&lx, &w, &rw);
-        if (w.oom || lx.error)
+        if (w.err || lx.error)
             break; /* sh refuses a command it cannot parse: it never runs */
         if (t == TOK_WORD) {
             if (want_delim) {
@@ -1354,20 +1280,25 @@ static int parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi
         if (t == TOK_EOF)
             break;
     }
-    if (lx.error && !out->script_error) {
-        out->script_error = true;
-        snprintf(out->error, sizeof(out->error), "%s", lx.err);
+    if (lx.error && !wk->script_error) {
+        wk->script_error = true;
+        snprintf(wk->error, sizeof(wk->error), "%s", lx.err);
     }
     free(heredoc);
     rword_release(&rw);
     rwords_release(&cmd);
-    return w.oom ? -ENOMEM : 0;
+    return w.err;
 }
 
-int tg_launch_parse_words(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
-                          enum tg_mpi_impl impl, struct tg_launch *out)
+int tg_sh_walk_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars, int depth)
 {
-    struct walk w = {.vars = vars, .impl = impl, .depth = 0, .out = out};
+    return parse_script(wk, script, vars, depth, 0);
+}
+
+int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_t argc,
+                     struct tg_sh_vars *vars)
+{
+    struct walk w = {.wk = wk, .vars = vars, .depth = 0};
     process_words(&w, argv, argc, 1);
-    return w.oom ? -ENOMEM : 0;
+    return w.err;
 }

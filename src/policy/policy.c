@@ -25,6 +25,7 @@ static void policy_free(struct tg_policy *p)
         free(p->ns_modes[i].ns);
     free(p->ns_modes);
     free_strv(p->zone_labels, p->nzone_labels);
+    free_strv(p->zone_id_labels, p->nzone_id_labels);
     free_strv(p->narrow_topology_keys, p->nnarrow);
     for (size_t i = 0; i < p->nsingle_zone; i++) {
         free(p->single_zone_labels[i].key);
@@ -136,6 +137,10 @@ bool tg_policy_is_zone_label(const struct tg_policy *p, const char *key)
 {
     for (size_t i = 0; i < p->nzone_labels; i++) {
         if (!strcmp(p->zone_labels[i], key))
+            return true;
+    }
+    for (size_t i = 0; i < p->nzone_id_labels; i++) {
+        if (!strcmp(p->zone_id_labels[i], key))
             return true;
     }
     return false;

@@ -600,6 +600,12 @@ static void key_zone_labels(struct ld *l, yaml_node_t *v, const char *path)
     read_str_list(l, v, path, check_label_key, true, &l->p->zone_labels, &l->p->nzone_labels);
 }
 
+static void key_zone_id_labels(struct ld *l, yaml_node_t *v, const char *path)
+{
+    read_str_list(l, v, path, check_label_key, false, &l->p->zone_id_labels,
+                  &l->p->nzone_id_labels);
+}
+
 static void key_narrow(struct ld *l, yaml_node_t *v, const char *path)
 {
     read_str_list(l, v, path, check_label_key, false, &l->p->narrow_topology_keys, &l->p->nnarrow);
@@ -803,9 +809,15 @@ static struct tg_instance *find_instance(struct tg_policy *p, const char *name)
 static void instance_pair(struct ld *l, const char *key, yaml_node_t *k, yaml_node_t *v,
                           const char *path, void *ctx)
 {
-    struct field f[] = {{"efa", NULL},         {"gpus", NULL},          {"neuron", NULL},
-                        {"neuronCores", NULL}, {"gpuDirectRDMA", NULL}, {NULL, NULL}};
-    struct tg_instance *e = find_instance(l->p, key), t = {0}, *grown;
+    struct field f[] = {{"efa", NULL},
+                        {"gpus", NULL},
+                        {"neuron", NULL},
+                        {"neuronCores", NULL},
+                        {"gpuDirectRDMA", NULL},
+                        {"rdmaRead", NULL},
+                        {"logicalNeuronCoreConfig", NULL},
+                        {NULL, NULL}};
+    struct tg_instance *e = find_instance(l->p, key), t = {.rdma_read = TG_UNKNOWN}, *grown;
     int *counts[4] = {&t.efa, &t.gpus, &t.neuron, &t.neuron_cores};
     const char *why = check_instance_type(key);
     char fp[PATH_LEN], c[96];
@@ -828,6 +840,15 @@ static void instance_pair(struct ld *l, const char *key, yaml_node_t *k, yaml_no
     child_path(fp, path, "gpuDirectRDMA");
     if (f[4].v)
         get_bool(l, f[4].v, fp, &t.gdr);
+    if (f[5].v) {
+        bool rr = false;
+        child_path(fp, path, "rdmaRead");
+        get_bool(l, f[5].v, fp, &rr);
+        t.rdma_read = rr ? TG_YES : TG_NO;
+    }
+    child_path(fp, path, "logicalNeuronCoreConfig");
+    if (f[6].v)
+        get_count(l, f[6].v, fp, &t.lnc);
     if (!e && !f[0].v)
         ERR(l, v, path, "efa is required for an instance type that is not built in");
     if (l->nerr != errs)
@@ -876,6 +897,8 @@ static yaml_node_t *read_env(struct ld *l, yaml_node_t *item, const char *path,
                         {"value", NULL},
                         {"gpuDirectRDMAOnly", NULL},
                         {"instanceFamilies", NULL},
+                        {"rdmaReadOnly", NULL},
+                        {"hostNetworkOnly", NULL},
                         {NULL, NULL}};
     char fp[PATH_LEN];
 
@@ -900,6 +923,14 @@ static yaml_node_t *read_env(struct ld *l, yaml_node_t *item, const char *path,
     if (f[3].v) {
         child_path(fp, path, "instanceFamilies");
         read_str_list(l, f[3].v, fp, check_family, true, &out->families, &out->nfamilies);
+    }
+    if (f[4].v) {
+        child_path(fp, path, "rdmaReadOnly");
+        get_bool(l, f[4].v, fp, &out->rdma_read_only);
+    }
+    if (f[5].v) {
+        child_path(fp, path, "hostNetworkOnly");
+        get_bool(l, f[5].v, fp, &out->host_network_only);
     }
     return out->name ? f[0].v : NULL;
 }
@@ -954,6 +985,7 @@ static const struct top_key top_keys[] = {
     {"exceptionNamespaces", key_exceptions},
     {"namespaceModes", key_ns_modes},
     {"zoneLabels", key_zone_labels},
+    {"zoneIdLabels", key_zone_id_labels},
     {"narrowTopologyKeys", key_narrow},
     {"singleZoneNodeLabels", key_single_zone},
     {"volcanoSchedulerNames", key_volcano},
@@ -1079,16 +1111,11 @@ static struct tg_policy *new_base(const char *source)
     if (!p->instances)
         goto out_free;
     for (size_t i = 0; i < tg_instance_table_len; i++) {
-        const struct tg_instance_row *r = &tg_instance_table[i];
         struct tg_instance *in = &p->instances[i];
-        if (!(in->name = strdup(r->name)))
+        *in = tg_instance_table[i];
+        if (!(in->name = strdup(tg_instance_table[i].name)))
             goto out_free;
         p->ninstances = i + 1;
-        in->efa = r->efa;
-        in->gpus = r->gpus;
-        in->neuron = r->neuron;
-        in->neuron_cores = r->neuron_cores;
-        in->gdr = r->gdr;
     }
     return p;
 out_free:

@@ -4,15 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tg/arena.h"
+#include "tg/launch.h"
 #include "tg/launch_memo.h"
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/policy.h"
 #include "tg/quantity.h"
 #include "tg/registry.h"
+#include "tg/roles.h"
 
 #define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
@@ -179,8 +182,9 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
         return;
     res_field(c, "limits", NULL, &lp);
     tg_report(ev, TG_RULE_EFA_NO_HUGEPAGES, lp.field,
-              "EFA without hugepages-2Mi: libfabric's EFA provider needs 2 MiB huge pages; add "
-              "hugepages-2Mi (e.g. 5120Mi) and a memory request");
+              "EFA without hugepages-2Mi: libfabric's EFA provider then falls back to regular "
+              "pages for its buffers, which costs memory registration time and bandwidth; add "
+              "hugepages-2Mi (e.g. 5120Mi, the same in requests and limits)");
 }
 
 /* FI_PROVIDER names providers and none of them is efa ("^list" excludes; "^tcp" allows efa). */
@@ -196,7 +200,8 @@ static bool provider_excludes_efa(const char *value)
 static void check_provider(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path ep;
-    const char *v = tg_env_value(c->c, "FI_PROVIDER", NULL);
+    char buf[TG_ENV_VALUE_MAX];
+    const char *v = tg_env_get(c->c, "FI_PROVIDER", buf, sizeof(buf), NULL);
     if (!provider_excludes_efa(v))
         return;
     env_field(c, env_index(c->c, "FI_PROVIDER"), &ep);
@@ -394,7 +399,15 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     const char *least = exact ? "" : "at least ";
     if (rc <= 0 || efa <= 0)
         return 0;
-    if (tg_template_instance_types(ev, t, &pin) < 0)
+    /* a family pin stands for the family's types that can hold the pod (Karpenter launches only
+     * those); when none can, all of them, so that the request is compared */
+    struct tg_fit need = {0, 0, efa};
+    if (tg_template_count(t, TG_RES_GPU, &need.gpus) != 1)
+        need.gpus = 0;
+    if (tg_template_count(t, TG_RES_NEURON, &need.neuron) != 1)
+        need.neuron = 0;
+    if (tg_template_instance_types(ev, t, ev->policy->instances, ev->policy->ninstances, &need,
+                                   &pin) < 0)
         return -ENOMEM;
     if (!pin.finite || pin.n == 0 || !efa_field(t, &field))
         goto out;
@@ -411,12 +424,17 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     }
     type_list(ev->policy, &pin, list, sizeof(list));
     if (known == pin.n && fit == 0) {
-        if (pin.n == 1)
+        int have = pin.n == 1 ? tg_policy_instance(ev->policy, pin.values[0])->efa : 0;
+        if (pin.n == 1 && have == 0)
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
+                      "%s%lld EFA interfaces per pod, but %s has no EFA: the pod can never be "
+                      "scheduled; pin an instance type with EFA or remove the request",
+                      least, efa, pin.values[0]);
+        else if (pin.n == 1)
             tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, but %s has %d: the pod can never be "
                       "scheduled; request at most %d",
-                      least, efa, pin.values[0], tg_policy_instance(ev->policy, pin.values[0])->efa,
-                      tg_policy_instance(ev->policy, pin.values[0])->efa);
+                      least, efa, pin.values[0], have, have);
         else
             tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, more than any pinned instance type has "
@@ -440,15 +458,16 @@ out:
 
 /* ---- efa.env-without-device ---------------------------------------------------------------- */
 
-/* The variable and value that make a container expect EFA, or NULL. */
-static const char *efa_env(json_t *container, const char **var)
+/* The variable and value (expanded as the kubelet does, into buf) that make a container expect
+ * EFA, or NULL. */
+static const char *efa_env(json_t *container, const char **var, char *buf, size_t len)
 {
-    const char *v = tg_env_value(container, "FI_PROVIDER", NULL);
+    const char *v = tg_env_get(container, "FI_PROVIDER", buf, len, NULL);
     if (tg_fi_provider_selects_efa(v)) {
         *var = "FI_PROVIDER";
         return v;
     }
-    v = tg_env_value(container, "NCCL_NET", NULL);
+    v = tg_env_get(container, "NCCL_NET", buf, len, NULL);
     if (tg_nccl_net_is_ofi(v)) {
         *var = "NCCL_NET";
         return v;
@@ -474,26 +493,37 @@ static bool has_efa_device(const struct tg_template *t)
     return tg_template_requests_efa(t) || uses_resource_claims(t);
 }
 
-/* Every container of t whose own env expects EFA, when t has no device. */
+/* Every container of t whose own env expects EFA without holding an EFA device itself: the device
+ * plugin attaches the device only to the container that requests it
+ * (docs/references.md#ref-efa-resource-name), so a sibling's EFA does not count. A DRA claim may
+ * carry the device (unknown: not judged). */
 static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
 {
-    if (has_efa_device(t))
+    if (uses_resource_claims(t))
         return;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];
         const char *var = NULL;
-        const char *v = efa_env(c->c, &var);
+        char buf[TG_ENV_VALUE_MAX];
+        const char *v = efa_env(c->c, &var, buf, sizeof(buf));
         struct tg_path ep;
         char txt[VALUE_TEXT_MAX];
-        if (!v)
+        if (!v || tg_container_requests_efa(c->c))
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         env_field(c, env_index(c->c, var), &ep);
-        tg_report(ev, TG_RULE_EFA_ENV_WITHOUT_DEVICE, ep.field,
-                  "%s=%s picks a provider but attaches no device: request vpc.amazonaws.com/efa "
-                  "in the %s%s limits (and requests)",
-                  var, txt, t->role == TG_ROLE_POD ? "container's" : t->role_name,
-                  t->role == TG_ROLE_POD ? "" : " template's");
+        if (tg_template_requests_efa(t))
+            tg_report(ev, TG_RULE_EFA_ENV_WITHOUT_DEVICE, ep.field,
+                      "%s=%s, but the EFA devices of this pod belong to another container, and "
+                      "the device plugin attaches them only to the container that requests them: "
+                      "request vpc.amazonaws.com/efa in container %s",
+                      var, txt, c->name[0] ? c->name : "(unnamed)");
+        else
+            tg_report(ev, TG_RULE_EFA_ENV_WITHOUT_DEVICE, ep.field,
+                      "%s=%s picks a provider but attaches no device: request "
+                      "vpc.amazonaws.com/efa in the %s%s limits (and requests)",
+                      var, txt, t->role == TG_ROLE_POD ? "container's" : t->role_name,
+                      t->role == TG_ROLE_POD ? "" : " template's");
     }
 }
 
@@ -532,10 +562,7 @@ static const char *forwards_efa(const struct tg_launch *l, json_t *container, co
 
 static enum tg_mpi_impl workload_impl(const struct tg_workload *wl)
 {
-    enum tg_mpi_impl impl = TG_MPI_OPENMPI;
-    if (wl->kind == TG_KIND_MPIJOB && tg_mpi_impl_parse(wl->mpi.implementation, &impl) < 0)
-        impl = TG_MPI_OPENMPI;
-    return impl;
+    return tg_workload_mpi_impl(wl);
 }
 
 /* A launcher that hands the ranks an FI_PROVIDER without efa while a rank template requests EFA. */
@@ -578,10 +605,10 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
     }
     for (size_t i = 0; i < nranks; i++) {
         struct tg_path fp;
-        char txt[VALUE_TEXT_MAX];
+        char txt[VALUE_TEXT_MAX], buf[TG_ENV_VALUE_MAX];
         const char *own = NULL;
         /* The launcher's own env finding (when it runs ranks) already names this variable. */
-        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c->c, &own)))
+        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c->c, &own, buf, sizeof(buf))))
             continue;
         snprintf(txt, sizeof(txt), "%s", value);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
@@ -595,46 +622,12 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
     return 0;
 }
 
-/* Does template t run an MPI launcher (any container with a launcher invocation)? */
-static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *yes)
-{
-    *yes = false;
-    for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
-        const struct tg_launch *l;
-        int rc = tg_eval_launch(ev, &t->containers[i], workload_impl(ev->wl), &l);
-        if (rc < 0)
-            return rc;
-        *yes = l->nruns > 0;
-    }
-    return 0;
-}
-
-/* A Pod that mpi-operator created for an MPIJob launcher: the operator puts K_MPI_JOB_ROLE=launcher
- * in its containers (kubeflow/mpi-operator: pkg/controller/mpi_job_controller.go, launcherEnvVars)
- * and labels it training.kubeflow.org/job-role=launcher. Its FI_* env is for the ranks on the
- * workers (trainguard's own mutation puts it there too), and the MPIJob was judged on admission. */
-static bool is_mpi_launcher_pod(const struct tg_workload *wl, const struct tg_template *t)
-{
-    const char *role = json_string_value(
-        json_object_get(json_object_get(t->meta, "labels"), "training.kubeflow.org/job-role"));
-    if (wl->kind != TG_KIND_POD)
-        return false;
-    if (role && !strcmp(role, "launcher"))
-        return true;
-    for (size_t k = 0; k < t->ncontainers; k++) {
-        const char *v = tg_env_value(t->containers[k].c, "K_MPI_JOB_ROLE", NULL);
-        if (v && !strcmp(v, "launcher"))
-            return true;
-    }
-    return false;
-}
-
-/* MPIJob: ranks run on the Worker, and on the Launcher when runLauncherAsWorker or when there is
- * no Worker (SPEC section 9). Volcano Job: a task whose container runs mpirun is a launcher; its
- * ranks run in the other tasks. Other kinds: every template runs its own processes, and an mpirun
- * in one of its containers starts ranks on hosts like itself (the pods of its hostfile), so its
- * `-x FI_PROVIDER=efa` needs EFA in the template itself (SPEC 4: "a container or its mpirun -x").
- * Pods that mpi-operator created for a launcher are left alone (is_mpi_launcher_pod). */
+/* Ranks run in every template that is not launcher-only (include/tg/roles.h). A launcher's
+ * forwarded FI_PROVIDER/NCCL_NET is judged against the rank templates of the same workload; a
+ * launcher Pod's ranks run in other pods (judged there). A rank template's own mpirun starts
+ * ranks on hosts like itself, so its forwarded env needs EFA in the template itself (SPEC 4: "a
+ * container or its mpirun -x"). An ssh rank host Pod's env never reaches the ranks (they get what
+ * the launcher forwards), so it is not judged. */
 static int check_env_without_device(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
@@ -642,7 +635,7 @@ static int check_env_without_device(struct tg_eval *ev)
     bool *launcher = NULL;
     size_t nranks = 0;
     int rc = 0;
-    if (wl->ntpl == 0)
+    if (wl->ntpl == 0 || tg_pod_is_ssh_rank_host(wl))
         return 0;
     ranks = calloc(wl->ntpl, sizeof(*ranks));
     launcher = calloc(wl->ntpl, sizeof(*launcher));
@@ -652,26 +645,23 @@ static int check_env_without_device(struct tg_eval *ev)
     }
     for (size_t i = 0; i < wl->ntpl; i++) {
         struct tg_template *t = &wl->tpl[i];
-        if (wl->kind == TG_KIND_MPIJOB)
-            launcher[i] = t->role == TG_ROLE_LAUNCHER;
-        else if (is_mpi_launcher_pod(wl, t))
-            continue;
-        else if (wl->kind == TG_KIND_VCJOB && (rc = runs_launcher(ev, t, &launcher[i])) < 0)
+        if ((rc = tg_template_launcher_only(ev, t)) < 0)
             goto out;
-        bool rank = !launcher[i] || (wl->kind == TG_KIND_MPIJOB &&
-                                     (wl->mpi.run_launcher_as_worker || !wl->mpi.worker));
-        if (rank) {
-            ranks[nranks++] = t;
-            check_own_env(ev, t);
-        }
-        /* A template outside MPIJob that is not a launcher runs its own ranks. */
-        for (size_t k = 0; rank && wl->kind != TG_KIND_MPIJOB && k < t->ncontainers; k++) {
+        launcher[i] = rc > 0;
+        rc = 0;
+        if (launcher[i])
+            continue;
+        ranks[nranks++] = t;
+        check_own_env(ev, t);
+        /* outside MPIJob, a rank template's own mpirun runs ranks like itself */
+        for (size_t k = 0; wl->kind != TG_KIND_MPIJOB && k < t->ncontainers; k++) {
             if ((rc = check_forwarded(ev, t, &t->containers[k], &t, 1)) < 0)
                 goto out;
         }
     }
-    for (size_t i = 0; i < wl->ntpl; i++) {
-        if (!launcher[i])
+    for (size_t i = 0; wl->kind != TG_KIND_POD && i < wl->ntpl; i++) {
+        /* an MPIJob's launcher forwards to the ranks, itself included when it runs ranks */
+        if (!launcher[i] && !(wl->kind == TG_KIND_MPIJOB && wl->tpl[i].role == TG_ROLE_LAUNCHER))
             continue;
         for (size_t k = 0; k < wl->tpl[i].ncontainers && rc == 0; k++)
             rc = check_forwarded(ev, &wl->tpl[i], &wl->tpl[i].containers[k], ranks, nranks);
@@ -682,6 +672,120 @@ out:
     free(ranks);
     free(launcher);
     return rc;
+}
+
+/* ---- efa.rdma-unsupported ------------------------------------------------------------------ */
+
+/* libfabric reads FI_EFA_USE_DEVICE_RDMA as a boolean (fi_param_get_bool: 1, true, yes, on). */
+static bool rdma_requested(const char *v)
+{
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+                 !strcasecmp(v, "on"));
+}
+
+/* Every instance type template t can land on is known and lacks RDMA read; *types names them. */
+static int lacks_rdma_read(struct tg_eval *ev, const struct tg_template *t, bool *lacks,
+                           char *types, size_t len)
+{
+    struct tg_label_pin pin;
+    struct tg_fit need = {0, 0, 0};
+    size_t at = 0;
+    *lacks = false;
+    types[0] = '\0';
+    if (tg_template_count(t, TG_RES_GPU, &need.gpus) != 1)
+        need.gpus = 0;
+    if (tg_template_count(t, TG_RES_EFA, &need.efa) != 1)
+        need.efa = 0;
+    if (tg_template_instance_types(NULL, t, ev->policy->instances, ev->policy->ninstances, &need,
+                                   &pin) < 0)
+        return -ENOMEM;
+    *lacks = pin.finite && pin.n > 0;
+    for (size_t i = 0; i < pin.n && *lacks; i++) {
+        const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
+        *lacks = in && in->rdma_read == TG_NO;
+        int w = snprintf(types + at, len - at, "%s%s", at ? ", " : "", pin.values[i]);
+        if (w > 0 && (size_t)w < len - at)
+            at += (size_t)w;
+    }
+    tg_label_pin_release(&pin);
+    return 0;
+}
+
+#define RDMA_VAR "FI_EFA_USE_DEVICE_RDMA"
+#define RDMA_FIX                                                                                   \
+    "libfabric aborts at start; remove it (libfabric 1.18+ uses RDMA read by itself where the "    \
+    "device has it)"
+
+/* A rank template whose containers set FI_EFA_USE_DEVICE_RDMA=1 themselves, and a launcher that
+ * forwards it to rank templates, on instance types without RDMA read. */
+static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool launcher,
+                      struct tg_template **ranks, size_t nranks)
+{
+    char types[96], buf[TG_ENV_VALUE_MAX];
+    bool lacks;
+    int rc;
+    for (size_t k = 0; k < t->ncontainers; k++) {
+        const struct tg_container *c = &t->containers[k];
+        const char *v = tg_env_get(c->c, RDMA_VAR, buf, sizeof(buf), NULL);
+        if (!launcher && rdma_requested(v)) {
+            struct tg_path ep;
+            if ((rc = lacks_rdma_read(ev, t, &lacks, types, sizeof(types))) < 0)
+                return rc;
+            env_field(c, env_index(c->c, RDMA_VAR), &ep);
+            if (lacks)
+                tg_report(ev, TG_RULE_EFA_RDMA_UNSUPPORTED, ep.field,
+                          RDMA_VAR "=%s, but the EFA of %s has no RDMA read: " RDMA_FIX, v, types);
+        }
+        if (!launcher)
+            continue;
+        const struct tg_launch *l;
+        if ((rc = tg_eval_launch(ev, c, workload_impl(ev->wl), &l)) < 0)
+            return rc;
+        for (size_t r = 0; r < l->nruns; r++) {
+            const char *fv = forwarded_value(&l->runs[r], c->c, RDMA_VAR);
+            if (!rdma_requested(fv))
+                continue;
+            for (size_t i = 0; i < nranks; i++) {
+                struct tg_path fp;
+                if ((rc = lacks_rdma_read(ev, ranks[i], &lacks, types, sizeof(types))) < 0)
+                    return rc;
+                if (!lacks)
+                    continue;
+                tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
+                tg_report(ev, TG_RULE_EFA_RDMA_UNSUPPORTED, fp.field,
+                          "%s hands " RDMA_VAR "=%s to the ranks of the %s template, but the EFA "
+                          "of %s has no RDMA read: " RDMA_FIX,
+                          l->runs[r].launcher, fv, ranks[i]->role_name, types);
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static int check_rdma_all(struct tg_eval *ev)
+{
+    struct tg_workload *wl = ev->wl;
+    struct tg_template **ranks = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*ranks));
+    bool *launcher = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*launcher));
+    size_t nranks = 0;
+    int rc = 0;
+    if (!ranks || !launcher) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < wl->ntpl && rc >= 0; i++) {
+        rc = tg_template_launcher_only(ev, &wl->tpl[i]);
+        launcher[i] = rc > 0;
+        if (rc == 0)
+            ranks[nranks++] = &wl->tpl[i];
+    }
+    for (size_t i = 0; i < wl->ntpl && rc >= 0; i++)
+        rc = check_rdma(ev, &wl->tpl[i], launcher[i] && wl->kind != TG_KIND_POD, ranks, nranks);
+out:
+    free(ranks);
+    free(launcher);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- entry ---------------------------------------------------------------------------------- */
@@ -708,7 +812,7 @@ int tg_rules_efa(struct tg_eval *ev)
         if ((rc = check_instance(ev, t)) < 0)
             return rc;
     }
-    if ((rc = check_env_without_device(ev)) < 0)
+    if ((rc = check_env_without_device(ev)) < 0 || (rc = check_rdma_all(ev)) < 0)
         return rc;
     return ev->error;
 }

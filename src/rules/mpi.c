@@ -4,18 +4,20 @@
  * Sources: api-facts 2.5-2.8 and 2.10 (kubeflow/mpi-operator: pkg/apis/kubeflow/validation/
  * validation.go, pkg/controller/mpi_job_controller.go; kubeflow/training-operator:
  * pkg/apis/kubeflow.org/v1/mpi_validation.go); SPEC sections 4 and 9. The launcher command line
- * is read by src/launcher/ (include/tg/launcher.h), which cites the MPI documentation.
+ * is read by src/launcher/ (include/tg/launch.h, mpirun.h), which cites the MPI documentation.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "tg/launch.h"
 #include "tg/launch_memo.h"
-#include "tg/launcher.h"
+#include "tg/mpirun.h"
 #include "tg/obj.h"
 #include "tg/pod.h"
 #include "tg/policy.h"
 #include "tg/registry.h"
+#include "tg/roles.h"
 
 #define RES_NEURONCORE "aws.amazon.com/neuroncore"
 /* The hostfile the operator mounts and points mpirun at (api-facts 2.7). */
@@ -159,8 +161,10 @@ struct slots {
     char what[96];   /* "slotsPerWorker 8 x 2 workers" */
 };
 
-/* The slots the operator's hostfile offers; false when they are not known. */
-static bool count_slots(const struct tg_mpi *m, struct slots *s)
+/* The slots the operator's hostfile offers; false when they are not known. launcher_host: the
+ * launcher is a line of the hostfile (runLauncherAsWorker, or training-operator's GPU launcher,
+ * docs/references.md#ref-trainingop). */
+static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct slots *s)
 {
     s->per_worker = m->slots_per_worker;
     s->workers = m->worker ? m->worker->replicas : 0;
@@ -170,15 +174,15 @@ static bool count_slots(const struct tg_mpi *m, struct slots *s)
         return false; /* mpi.replicas already says what is wrong */
     if (s->per_worker < 0 || s->workers < 0)
         return false;
-    s->nodes = s->workers + (m->run_launcher_as_worker ? 1 : 0);
-    if (!m->worker && !m->run_launcher_as_worker)
+    s->nodes = s->workers + (launcher_host ? 1 : 0);
+    if (!m->worker && !launcher_host)
         return false; /* launcher-only job: mpirun runs locally */
     if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
         return false;
     int n =
         snprintf(s->what, sizeof(s->what), "slotsPerWorker %lld%s x %lld worker%s", s->per_worker,
                  m->slots_set ? "" : " (default)", s->workers, s->workers == 1 ? "" : "s");
-    if (m->run_launcher_as_worker) {
+    if (launcher_host) {
         s->total += s->per_worker;
         snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld launcher", s->per_worker);
     }
@@ -240,8 +244,11 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     return true;
 }
 
+/* One mpirun line against the slots. Every line is judged for overruns (a warm-up line included);
+ * only the largest (largest) is judged for idle slots. Hydra launchers (Intel MPI, MPICH)
+ * oversubscribe instead of failing: their overruns are warnings at most (SPEC 10). */
 static void check_run(struct tg_eval *ev, const struct tg_container *lc, const struct tg_mpirun *r,
-                      const struct slots *s)
+                      const struct slots *s, bool largest)
 {
     struct tg_path p;
     run_field(lc, r->argv_index, &p);
@@ -249,16 +256,18 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     check_unresolved(ev, field, r, s);
     if (!hosts_apply(ev, field, r))
         return;
-    bool hydra = r->impl != TG_MPI_OPENMPI && !r->horovod;
+    bool hydra = r->impl != TG_MPI_OPENMPI;
+    enum tg_action cap = hydra ? TG_ACTION_WARN : TG_ACTION_DENY;
     if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
         !r->oversubscribe) {
-        tg_report(ev, TG_RULE_MPI_NPERNODE_EXCEEDS_SLOTS, field,
-                  "%s runs %lld ranks per worker but slotsPerWorker is %lld: %s; lower it to %lld "
-                  "or raise slotsPerWorker",
-                  r->launcher, r->per_node.value, s->per_worker,
-                  hydra ? "ranks share the GPUs of one worker"
-                        : "Open MPI fails with \"not enough slots\"",
-                  s->per_worker);
+        tg_report_capped(
+            ev, TG_RULE_MPI_NPERNODE_EXCEEDS_SLOTS, cap, field,
+            "%s runs %lld ranks per worker but slotsPerWorker is %lld: %s; lower it to %lld "
+            "or raise slotsPerWorker",
+            r->launcher, r->per_node.value, s->per_worker,
+            hydra ? "ranks share the GPUs of one worker"
+                  : "Open MPI fails with \"not enough slots\"",
+            s->per_worker);
     }
     if (!r->np.set || !r->np.resolved)
         return; /* without -np mpirun fills every slot (SPEC section 9) */
@@ -267,23 +276,23 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
         !r->oversubscribe && !__builtin_mul_overflow(r->per_node.value, s->nodes, &placed) &&
         placed < s->total && np > placed) {
         /* Open MPI refuses more processes than ppr places; hydra wraps around the hosts */
-        tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
-                  "%s -np %lld is above the %lld ranks that %lld per worker place on %lld "
-                  "workers: %s; use -np %lld",
-                  r->launcher, np, placed, r->per_node.value, s->nodes,
-                  hydra ? "extra ranks share the GPUs of the same workers"
-                        : "Open MPI fails (not enough slots)",
-                  placed);
+        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, field,
+                         "%s -np %lld is above the %lld ranks that %lld per worker place on %lld "
+                         "workers: %s; use -np %lld",
+                         r->launcher, np, placed, r->per_node.value, s->nodes,
+                         hydra ? "extra ranks share the GPUs of the same workers"
+                               : "Open MPI fails (not enough slots)",
+                         placed);
     } else if (np > s->total && !r->oversubscribe) {
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
-        tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
-                  "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
-                  r->launcher, np, s->total, s->what,
-                  hydra ? "extra ranks share the GPUs of the same workers"
-                        : "Open MPI fails (not enough slots)",
-                  s->total);
-    } else if (np < s->total) {
+        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, field,
+                         "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
+                         r->launcher, np, s->total, s->what,
+                         hydra ? "extra ranks share the GPUs of the same workers"
+                               : "Open MPI fails (not enough slots)",
+                         s->total);
+    } else if (np < s->total && largest) {
         tg_report(ev, TG_RULE_MPI_NP_BELOW_SLOTS, field,
                   "%s -np %lld uses %lld of the %lld slots (%s): %lld stay idle; use -np %lld or "
                   "fewer workers or slots",
@@ -293,14 +302,26 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
 
 /* ---- slots against accelerators ---------------------------------------------------------- */
 
-/* Cores per Neuron device of the instance types the worker is pinned to: > 0 when every
- * candidate type is in the table with the same count, else 0. */
+/* NEURON_LOGICAL_NC_CONFIG of the worker's main container (0: not set or not a number): how many
+ * physical NeuronCores form one logical core (docs/references.md#ref-neuron-trn2-lnc). */
+static int lnc_env(const struct tg_template *t)
+{
+    const struct tg_container *c = main_container(t);
+    char buf[32];
+    const char *v = c ? tg_env_get(c->c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL) : NULL;
+    return v && (!strcmp(v, "1") || !strcmp(v, "2")) ? v[0] - '0' : 0;
+}
+
+/* Logical NeuronCores per device of the instance types the worker is pinned to (trn2: 4 with the
+ * default LNC=2, 8 with NEURON_LOGICAL_NC_CONFIG=1): > 0 when every candidate type is in the table
+ * with the same count, else 0. */
 static int pinned_neuron_cores(struct tg_eval *ev, const struct tg_template *t)
 {
     struct tg_label_pin pin;
-    int cores = 0;
+    int cores = 0, lnc = lnc_env(t);
     tg_label_pin_init(&pin);
-    if (tg_template_instance_types(NULL, t, &pin) < 0) {
+    if (tg_template_instance_types(NULL, t, ev->policy->instances, ev->policy->ninstances, NULL,
+                                   &pin) < 0) {
         ev->error = ev->error ? ev->error : -ENOMEM;
         goto out;
     }
@@ -308,11 +329,12 @@ static int pinned_neuron_cores(struct tg_eval *ev, const struct tg_template *t)
         goto out;
     for (size_t i = 0; i < pin.n; i++) {
         const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
-        if (!in || in->neuron_cores <= 0 || (cores && in->neuron_cores != cores)) {
+        int logical = in ? tg_instance_logical_cores(in, lnc) : 0;
+        if (logical <= 0 || (cores && logical != cores)) {
             cores = 0;
             goto out;
         }
-        cores = in->neuron_cores;
+        cores = logical;
     }
 out:
     tg_label_pin_release(&pin);
@@ -352,7 +374,7 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
         if (cores > 0) {
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
-                      "devices (%lld NeuronCores): use %lld (one rank per core) or %lld",
+                      "devices (%lld logical NeuronCores): use %lld (one rank per core) or %lld",
                       spw, dflt, n, n * cores, n * cores, n);
         } else if (spw < n || spw % n != 0) {
             /* cores unknown, but every Neuron device has 2 or more cores: one rank per core
@@ -393,10 +415,11 @@ static bool reaches_ranks(const struct tg_launch *l, const char *name)
     return true;
 }
 
-static void check_env(struct tg_eval *ev, const struct tg_mpi *m, const struct tg_container *lc,
-                      const struct tg_launch *l)
+/* The ranks' host container wc (sshd's, started over ssh): its FI_ and NCCL_ env that no launch of
+ * lc forwards with a value never reaches a rank. */
+static void check_env(struct tg_eval *ev, const struct tg_container *wc,
+                      const struct tg_container *lc, const struct tg_launch *l)
 {
-    const struct tg_container *wc = main_container(m->worker);
     json_t *env = wc ? json_object_get(wc->c, "env") : NULL;
     char names[200] = "", fix[200] = "";
     size_t missing = 0, i;
@@ -469,10 +492,47 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
         return 0; /* an unknown implementation is refused by the operator's enum */
     if ((rc = tg_eval_launch(ev, lc, impl, &l)) < 0)
         return rc;
-    if (count_slots(m, &s))
+    bool launcher_host = m->run_launcher_as_worker ||
+                         (m->v1 && m->worker && tg_template_launcher_only(ev, m->launcher) == 0);
+    size_t largest = 0;
+    for (size_t i = 1; i < l->nruns; i++) {
+        const struct tg_launch_value *a = &l->runs[i].np, *b = &l->runs[largest].np;
+        if (a->set && a->resolved && (!b->set || !b->resolved || a->value > b->value))
+            largest = i;
+    }
+    if (count_slots(m, launcher_host, &s))
         for (size_t i = 0; i < l->nruns; i++)
-            check_run(ev, lc, &l->runs[i], &s);
-    check_env(ev, m, lc, l);
+            check_run(ev, lc, &l->runs[i], &s, i == largest);
+    /* training-operator (kubeflow.org/v1) starts ranks with kubectl exec: they inherit the
+     * worker container's env (docs/references.md#ref-trainingop) */
+    if (!m->v1)
+        check_env(ev, main_container(m->worker), lc, l);
+    return 0;
+}
+
+/* Volcano Job with an MPI launcher task: its ranks in the other tasks are started over ssh
+ * (the mpi and ssh plugins, docs/references.md#ref-volcano-mpi-plugin). */
+static int check_vcjob_env(struct tg_eval *ev)
+{
+    const struct tg_workload *wl = ev->wl;
+    const struct tg_container *lc = NULL;
+    const struct tg_launch *l = NULL;
+    for (size_t i = 0; i < wl->ntpl && !lc; i++) {
+        int rc = tg_template_launcher_only(ev, &wl->tpl[i]);
+        if (rc < 0)
+            return rc;
+        for (size_t k = 0; rc > 0 && k < wl->tpl[i].ncontainers && !lc; k++) {
+            if ((rc = tg_eval_launch(ev, &wl->tpl[i].containers[k], TG_MPI_OPENMPI, &l)) < 0)
+                return rc;
+            if (l->nruns > 0)
+                lc = &wl->tpl[i].containers[k];
+        }
+    }
+    for (size_t i = 0; lc && i < wl->ntpl; i++) {
+        const struct tg_container *wc = main_container(&wl->tpl[i]);
+        if (wc && tg_template_launcher_only(ev, &wl->tpl[i]) == 0)
+            check_env(ev, wc, lc, l);
+    }
     return 0;
 }
 
@@ -480,7 +540,13 @@ int tg_rules_mpi(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
     const struct tg_mpi *m = &wl->mpi;
-    if (wl->kind != TG_KIND_MPIJOB || tg_workload_spec_unchanged(wl))
+    if (tg_workload_spec_unchanged(wl))
+        return 0;
+    if (wl->kind == TG_KIND_VCJOB) {
+        int rc = check_vcjob_env(ev);
+        return rc < 0 ? rc : 0;
+    }
+    if (wl->kind != TG_KIND_MPIJOB)
         return 0;
     check_replicas(ev, m);
     check_restart_policy(ev, m);

@@ -9,7 +9,7 @@
 const struct tg_validator tg_validators[] = {
     {"efa", TEMPLATED, WRITES, tg_rules_efa},
     {"zone", TEMPLATED, WRITES, tg_rules_zone},
-    {"mpi", K(MPIJOB), WRITES, tg_rules_mpi},
+    {"mpi", K(MPIJOB) | K(VCJOB), WRITES, tg_rules_mpi},
     {"gang", K(POD) | K(MPIJOB) | K(PODGROUP) | K(VCJOB), WRITES, tg_rules_gang},
     {"nodeset", K(NODESET) | K(NODESET_BAD), WRITES, tg_rules_nodeset},
 };

@@ -25,6 +25,7 @@ enum pin_state {
 struct zone_pin {
     enum pin_state state;
     const char *zone;     /* the named zone when PIN_ONE names it, else NULL */
+    const char *zone_id;  /* the zone id (topology.k8s.aws/zone-id) when one is pinned, or NULL */
     struct tg_path field; /* where the deciding pin is written */
     bool preferred;       /* a preferred affinity names a zone key */
     struct tg_path pref_field;
@@ -55,13 +56,13 @@ static void join(const struct tg_label_pin *p, char *buf, size_t len)
     }
 }
 
-/* The first policy zone label written in nodeSelector (for the field), or NULL. */
-static const char *selector_zone_key(const struct tg_policy *pol, json_t *spec)
+/* The first of keys written in nodeSelector (for the field), or NULL. */
+static const char *selector_zone_key(char *const *keys, size_t nkeys, json_t *spec)
 {
     json_t *ns = json_object_get(spec, "nodeSelector");
-    for (size_t i = 0; i < pol->nzone_labels; i++) {
-        if (json_is_string(json_object_get(ns, pol->zone_labels[i])))
-            return pol->zone_labels[i];
+    for (size_t i = 0; i < nkeys; i++) {
+        if (json_is_string(json_object_get(ns, keys[i])))
+            return keys[i];
     }
     return NULL;
 }
@@ -145,12 +146,14 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     return false;
 }
 
-/* Works out how template t is placed. Conflicts inside t are reported when report is set. */
-static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool report,
-                        struct zone_pin *zp)
+/* Works out how template t is placed by one family of zone keys (zone names, or zone ids: two
+ * namespaces of values that are never compared with each other). Conflicts inside t are reported
+ * when report is set. */
+static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool report,
+                           char *const *zkeys, size_t nzkeys, struct zone_pin *zp)
 {
     const struct tg_policy *pol = ev->policy;
-    const char *const *keys = (const char *const *)pol->zone_labels;
+    const char *const *keys = (const char *const *)zkeys;
     struct tg_label_pin ns, aff;
     struct tg_path affp, nsp;
     char list[LIST_MAX];
@@ -158,15 +161,15 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     int rc;
     memset(zp, 0, sizeof(*zp));
     tg_label_pin_init(&aff);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &ns)) < 0 ||
-        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, pol->nzone_labels, &aff)) < 0)
+    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, nzkeys, &ns)) < 0 ||
+        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, nzkeys, &aff)) < 0)
         goto out;
     tg_path_key(&affp, &t->spec_path, "affinity");
     tg_path_key(&affp, &affp, "nodeAffinity");
     tg_path_key(&affp, &affp, REQUIRED);
     tg_path_key(&affp, &affp, "nodeSelectorTerms");
     tg_path_key(&nsp, &t->spec_path, "nodeSelector");
-    const char *nskey = selector_zone_key(pol, t->spec);
+    const char *nskey = selector_zone_key(zkeys, nzkeys, t->spec);
     if (nskey)
         tg_path_key(&nsp, &nsp, nskey);
     join(&aff, list, sizeof(list));
@@ -251,6 +254,35 @@ out:
     return rc;
 }
 
+/* How template t is placed, by zone names and by zone ids together: pinned when either family
+ * pins one zone; a conflict in either is a conflict. The zone name is the reference for
+ * comparisons between templates, the zone id where no name is pinned. */
+static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool report,
+                        struct zone_pin *zp)
+{
+    const struct tg_policy *pol = ev->policy;
+    struct zone_pin byid;
+    int rc = template_pin_by(ev, t, report, pol->zone_labels, pol->nzone_labels, zp);
+    if (rc < 0 || pol->nzone_id_labels == 0)
+        return rc;
+    if ((rc = template_pin_by(ev, t, report, pol->zone_id_labels, pol->nzone_id_labels, &byid)) < 0)
+        return rc;
+    if (byid.state == PIN_ONE && byid.zone)
+        zp->zone_id = byid.zone;
+    if (zp->state == PIN_CONFLICT || byid.state == PIN_CONFLICT) {
+        zp->state = PIN_CONFLICT;
+    } else if (zp->state != PIN_ONE && byid.state == PIN_ONE) {
+        const char *id = zp->zone_id;
+        *zp = byid;
+        zp->zone = NULL;
+        zp->zone_id = id;
+    } else if (zp->state == PIN_NONE && byid.state == PIN_MULTIPLE) {
+        *zp = byid;
+        zp->zone = NULL;
+    }
+    return 0;
+}
+
 /* zone.missing / multiple / preferred-only apply to workloads of two or more pods that use EFA
  * (SPEC section 9). Unknown replicas count as several. */
 static bool multi_pod(const struct tg_workload *wl)
@@ -303,8 +335,8 @@ int tg_rules_zone(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
     struct zone_pin zp;
-    const struct tg_template *ref = NULL;
-    const char *ref_zone = NULL;
+    const struct tg_template *ref = NULL, *ref_by_id = NULL;
+    const char *ref_zone = NULL, *ref_id = NULL;
     bool any_efa = false;
     int rc = 0;
     if (!ev->policy || wl->ntpl == 0 || tg_workload_spec_unchanged(wl))
@@ -325,16 +357,25 @@ int tg_rules_zone(struct tg_eval *ev)
             return rc;
         if (multi && zp.state != PIN_ONE && zp.state != PIN_CONFLICT)
             report_unpinned(ev, t, &zp);
-        if (zp.state != PIN_ONE || !zp.zone)
+        if (zp.state != PIN_ONE)
             continue;
-        if (!ref_zone) {
+        if (zp.zone && !ref_zone) {
             ref = t;
             ref_zone = zp.zone;
-        } else if (strcmp(ref_zone, zp.zone)) {
+        } else if (zp.zone && strcmp(ref_zone, zp.zone)) {
             tg_report(ev, TG_RULE_ZONE_CONFLICT, zp.field.field,
                       "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
                       "pin all templates to one zone",
                       zp.zone, ref->role_name, ref_zone);
+        }
+        if (zp.zone_id && !ref_id) {
+            ref_by_id = t;
+            ref_id = zp.zone_id;
+        } else if (zp.zone_id && strcmp(ref_id, zp.zone_id)) {
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp.field.field,
+                      "pins zone id %s but the %s template pins %s, and EFA cannot cross zones: "
+                      "pin all templates to one zone",
+                      zp.zone_id, ref_by_id->role_name, ref_id);
         }
     }
     return ev->error;

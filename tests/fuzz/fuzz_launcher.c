@@ -1,10 +1,11 @@
-/* fuzz_launcher.c -- the POSIX sh and mpirun reader on arbitrary scripts, for each MPI
- * implementation. */
+/* fuzz_launcher.c -- the launcher readers on arbitrary text: the shell walk with the MPI reader
+ * (for each MPI implementation), and Kubernetes $(VAR) expansion of the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/launcher.h"
+#include "tg/expand.h"
+#include "tg/launch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,6 +26,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tg_launch_release(&l);
         tg_sh_vars_release(&vars);
     }
+    struct tg_k8s_env env;
+    char unknown[96];
+    tg_k8s_env_init(&env);
+    if (tg_k8s_env_set(&env, "NP", "16") == 0 && tg_k8s_env_set(&env, "UID", NULL) == 0)
+        free(tg_k8s_expand(script, &env, unknown, sizeof(unknown)));
+    tg_k8s_env_release(&env);
     free(script);
     return 0;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "support/cases.h"
+#include "tg/launch.h"
+#include "tg/mpirun.h"
 #include "tg/pipeline.h"
 #include "tg/policy_yaml.h"
 #include "tg/yaml_json.h"
@@ -232,6 +234,171 @@ static struct tg_policy *case_policy(json_t *c)
     return p;
 }
 
+/* ---- env expectations (after /mutate) ------------------------------------------------------- */
+
+/* The value at a JSON pointer (RFC 6901, "~1" and "~0" unescaped), or NULL. Borrowed. */
+static json_t *at_pointer(json_t *doc, const char *ptr)
+{
+    char tok[256];
+    json_t *v = doc;
+    while (v && *ptr == '/') {
+        size_t n = 0;
+        ptr++;
+        while (*ptr && *ptr != '/' && n + 1 < sizeof(tok)) {
+            if (ptr[0] == '~' && (ptr[1] == '0' || ptr[1] == '1')) {
+                tok[n++] = ptr[1] == '0' ? '~' : '/';
+                ptr += 2;
+            } else {
+                tok[n++] = *ptr++;
+            }
+        }
+        tok[n] = '\0';
+        if (json_is_array(v)) {
+            char *end;
+            long i = strtol(tok, &end, 10);
+            v = *end || i < 0 ? NULL : json_array_get(v, (size_t)i);
+        } else {
+            v = json_object_get(v, tok);
+        }
+    }
+    return *ptr ? NULL : v;
+}
+
+/* name -> value of a container's env as the kubelet builds it (the last entry of a name wins;
+ * valueFrom gives "<valueFrom>"). New object. */
+static json_t *env_map(json_t *container)
+{
+    json_t *m = json_object();
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get(container, "env"), i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *v = json_string_value(json_object_get(e, "value"));
+        if (!n)
+            continue;
+        json_object_set_new(m, n,
+                            json_string(v                                 ? v
+                                        : json_object_get(e, "valueFrom") ? "<valueFrom>"
+                                                                          : ""));
+    }
+    return m;
+}
+
+static void check_env_set(const char *name, const char *what, json_t *env, json_t *want)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    json_object_foreach (json_object_get(want, "has"), k, v) {
+        json_t *got = json_object_get(env, k);
+        ck_assert_msg(got != NULL, "%s: %s lacks %s (want %s)", name, what, k,
+                      json_string_value(v));
+        ck_assert_msg(json_equal(got, v), "%s: %s has %s=%s, want %s", name, what, k,
+                      json_string_value(got), json_string_value(v));
+    }
+    json_array_foreach (json_object_get(want, "lacks"), i, v) {
+        json_t *got = json_object_get(env, json_string_value(v));
+        ck_assert_msg(got == NULL, "%s: %s has %s=%s, want it absent", name, what,
+                      json_string_value(v), json_string_value(got));
+    }
+}
+
+/* The first container of the template at tpl (a PodTemplateSpec), or NULL. */
+static json_t *first_container(json_t *tpl)
+{
+    return json_array_get(json_object_get(json_object_get(tpl, "spec"), "containers"), 0);
+}
+
+/* The launcher container of an MPI workload and how its ranks get their env: MPIJob (Launcher
+ * containers[0]), or the Volcano Job task whose first container runs mpirun. */
+static json_t *mpi_launcher(json_t *obj, json_t **worker, enum tg_mpi_impl *impl, bool *exec)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    json_t *spec = json_object_get(obj, "spec");
+    *impl = TG_MPI_OPENMPI;
+    *exec = false;
+    *worker = NULL;
+    if (kind && !strcmp(kind, "MPIJob")) {
+        json_t *rs = json_object_get(spec, "mpiReplicaSpecs");
+        if (tg_mpi_impl_parse(json_string_value(json_object_get(spec, "mpiImplementation")), impl) <
+            0)
+            *impl = TG_MPI_OPENMPI;
+        /* training-operator (kubeflow.org/v1) starts ranks with kubectl exec (kubexec.sh) */
+        *exec = av && !strcmp(av, "kubeflow.org/v1");
+        *worker = first_container(json_object_get(json_object_get(rs, "Worker"), "template"));
+        return first_container(json_object_get(json_object_get(rs, "Launcher"), "template"));
+    }
+    size_t i;
+    json_t *task, *launcher = NULL;
+    json_array_foreach (json_object_get(spec, "tasks"), i, task) {
+        json_t *c = first_container(json_object_get(task, "template"));
+        struct tg_launch l;
+        tg_launch_init(&l);
+        if (c && tg_launch_parse_container(c, TG_MPI_OPENMPI, &l) == 0 && l.nruns && !launcher)
+            launcher = c;
+        else if (c && !*worker)
+            *worker = c;
+        tg_launch_release(&l);
+    }
+    return launcher;
+}
+
+/* The env an MPI rank sees (docs/mutation.md): over ssh only what the launcher forwards; through
+ * kubectl exec the worker container's env plus what is forwarded; hydra the launcher's whole env.
+ * New object, or NULL when obj runs no readable launcher. */
+static json_t *rank_env(json_t *obj)
+{
+    json_t *worker, *out;
+    enum tg_mpi_impl impl;
+    bool exec;
+    struct tg_launch l;
+    json_t *launcher = mpi_launcher(obj, &worker, &impl, &exec);
+    if (!launcher)
+        return NULL;
+    json_t *lenv = env_map(launcher);
+    out = exec && worker ? env_map(worker) : json_object();
+    tg_launch_init(&l);
+    ck_assert_int_eq(tg_launch_parse_container(launcher, impl, &l), 0);
+    if (l.nruns > 0) {
+        const struct tg_mpirun *r = &l.runs[l.nruns - 1];
+        if (tg_mpirun_forwards_all(r))
+            json_object_update(out, lenv);
+        for (size_t i = 0; i < r->nfwd; i++) {
+            const char *v = r->fwd[i].value;
+            json_t *own = json_object_get(lenv, r->fwd[i].name);
+            if (v)
+                json_object_set_new(out, r->fwd[i].name, json_string(v));
+            else if (own)
+                json_object_set(out, r->fwd[i].name, own);
+        }
+    }
+    tg_launch_release(&l);
+    json_decref(lenv);
+    return out;
+}
+
+static void check_env(const char *name, json_t *expect, json_t *doc)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get(expect, "env"), i, e) {
+        const char *at = json_string_value(json_object_get(e, "at"));
+        json_t *c = at ? at_pointer(doc, at) : NULL;
+        ck_assert_msg(json_is_object(c), "%s: no container at %s", name, at ? at : "(no at)");
+        json_t *env = env_map(c);
+        check_env_set(name, at, env, e);
+        json_decref(env);
+    }
+    json_t *want = json_object_get(expect, "rankEnv");
+    if (want) {
+        json_t *env = rank_env(doc);
+        ck_assert_msg(env != NULL, "%s: rankEnv expected but no MPI launcher was read", name);
+        check_env_set(name, "the ranks' env", env, want);
+        json_decref(env);
+    }
+}
+
 /* Runs the case's object through /mutate once more after applying the patch: must not patch. */
 static void check_patch(const char *name, json_t *c, json_t *expect, struct tg_policy *pol,
                         const struct tg_pipeline_opts *opts, json_t *obj, struct tg_result *res)
@@ -247,6 +414,7 @@ static void check_patch(const char *name, json_t *c, json_t *expect, struct tg_p
     if (want)
         ck_assert_msg(!tg_json_subset(want, doc, where, sizeof(where)),
                       "%s: patched object differs at %s", name, where);
+    check_env(name, expect, doc);
     if (tg_patch_count(&res->patch) > 0) {
         struct tg_review rv2;
         struct tg_result res2;
@@ -311,6 +479,8 @@ static void run_one(json_t *root, json_t *c)
                       (long long)json_integer_value(warnings));
     if (opts.mutate)
         check_patch(name, c, expect, pol, &opts, obj, &res);
+    else
+        check_env(name, expect, obj);
     tg_result_release(&res);
     tg_review_release(&rv);
     tg_policy_unref(pol);

@@ -193,7 +193,9 @@ START_TEST(label_pin)
     json_t *obj;
     char got[256] = "";
     decode_pod(pc->spec, &wl, &obj);
-    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], &pin), 0);
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
     for (size_t i = 0; i < pin.n; i++) {
         strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
         strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);

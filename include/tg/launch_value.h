@@ -1,0 +1,28 @@
+/* launch_value.h -- a count written on a launcher's command line (mpirun -np 16, -N $PER_NODE),
+ * as every launcher reader reports it: given or not, known or not, and why not.
+ *
+ * Contract: a value is resolved only when its word is resolved and is a non-negative decimal
+ * integer that fits a long long; otherwise reason says why, in one line that names the word. */
+#ifndef TG_LAUNCH_VALUE_H
+#define TG_LAUNCH_VALUE_H
+
+#include <stdbool.h>
+
+#include "tg/shell.h"
+
+/* Reasons name a word of the script; 160 bytes keeps them inside a 256-character warning. */
+#define TG_LAUNCH_REASON_MAX TG_SH_REASON_MAX
+
+struct tg_launch_value {
+    bool set;      /* the option was given */
+    bool resolved; /* value holds the number */
+    long long value;
+    char text[64];                     /* the word as seen, for messages ("$NP", "16") */
+    char reason[TG_LAUNCH_REASON_MAX]; /* when set && !resolved */
+};
+
+/* Sets v from the count word w of option opt (named in the reason: "-np 'x' is not a process
+ * count"); v is then set, and resolved or not. */
+void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w, const char *opt);
+
+#endif

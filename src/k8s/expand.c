@@ -1,0 +1,136 @@
+/* expand.c -- a container's env list and Kubernetes $(VAR) expansion (include/tg/expand.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/expand.h"
+#include "tg/jsonw.h"
+
+void tg_k8s_env_init(struct tg_k8s_env *env)
+{
+    env->v = NULL;
+    env->n = env->cap = 0;
+}
+
+void tg_k8s_env_release(struct tg_k8s_env *env)
+{
+    for (size_t i = 0; i < env->n; i++) {
+        free(env->v[i].name);
+        free(env->v[i].value);
+    }
+    free(env->v);
+    tg_k8s_env_init(env);
+}
+
+const struct tg_k8s_env_var *tg_k8s_env_get(const struct tg_k8s_env *env, const char *name)
+{
+    for (size_t i = 0; i < env->n; i++)
+        if (strcmp(env->v[i].name, name) == 0)
+            return &env->v[i];
+    return NULL;
+}
+
+int tg_k8s_env_set(struct tg_k8s_env *env, const char *name, const char *value)
+{
+    char *nv = value ? strdup(value) : NULL;
+    if (value && !nv)
+        return -ENOMEM;
+    for (size_t i = 0; i < env->n; i++) {
+        if (strcmp(env->v[i].name, name) == 0) {
+            free(env->v[i].value);
+            env->v[i].value = nv;
+            return 0;
+        }
+    }
+    if (env->n == env->cap) {
+        size_t cap = env->cap ? env->cap * 2 : 16;
+        struct tg_k8s_env_var *v = realloc(env->v, cap * sizeof(*v));
+        if (!v)
+            goto out_free_value;
+        env->v = v;
+        env->cap = cap;
+    }
+    env->v[env->n].name = strdup(name);
+    if (!env->v[env->n].name)
+        goto out_free_value;
+    env->v[env->n].value = nv;
+    env->n++;
+    return 0;
+out_free_value:
+    free(nv);
+    return -ENOMEM;
+}
+
+/* The value $(NAME) stands for when `name` (len bytes) has a literal value in env, else NULL. */
+static const char *lookup(const struct tg_k8s_env *env, const char *name, size_t len)
+{
+    char buf[256];
+    if (len == 0 || len >= sizeof(buf))
+        return NULL;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    const struct tg_k8s_env_var *v = tg_k8s_env_get(env, buf);
+    return v ? v->value : NULL;
+}
+
+char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen)
+{
+    struct tg_buf b;
+    tg_buf_init(&b);
+    if (unknown && unknownlen)
+        unknown[0] = '\0';
+    for (const char *p = s; *p;) {
+        const char *d = strchr(p, '$');
+        if (!d) {
+            tg_buf_puts(&b, p);
+            break;
+        }
+        tg_buf_put(&b, p, (size_t)(d - p));
+        p = d;
+        const char *close = p[1] == '(' ? strchr(p + 2, ')') : NULL;
+        if (p[1] == '$') {
+            tg_buf_put(&b, "$", 1);
+            p += 2;
+        } else if (close) {
+            const char *value = lookup(env, p + 2, (size_t)(close - (p + 2)));
+            if (value) {
+                tg_buf_puts(&b, value);
+            } else {
+                if (unknown && unknownlen && !unknown[0])
+                    snprintf(unknown, unknownlen, "%.*s", (int)(close - p + 1), p);
+                tg_buf_put(&b, p, (size_t)(close - p + 1));
+            }
+            p = close + 1;
+        } else {
+            tg_buf_put(&b, p++, 1);
+        }
+    }
+    return tg_buf_steal(&b, NULL);
+}
+
+int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
+{
+    json_t *list = json_object_get(container, "env");
+    size_t i;
+    json_t *e;
+    json_array_foreach (list, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *val = json_object_get(e, "value");
+        int rc;
+        if (!name || !*name)
+            continue;
+        if (json_is_string(val)) {
+            char *x = tg_k8s_expand(json_string_value(val), env, NULL, 0);
+            if (!x)
+                return -ENOMEM;
+            rc = tg_k8s_env_set(env, name, x);
+            free(x);
+        } else {
+            rc = tg_k8s_env_set(env, name, json_object_get(e, "valueFrom") ? NULL : "");
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,286 @@
+/* launch.c -- a container's command line into launches: Kubernetes expansion, the shell walk,
+ * and a table of command readers keyed by the command word (include/tg/launch.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/expand.h"
+#include "tg/launch.h"
+
+/* What the readers of one walk share. */
+struct launch_walk {
+    enum tg_mpi_impl impl;
+    struct tg_launch *out;
+};
+
+/* A reader turns one simple command into a launch of its kind. Returns 0 or -ENOMEM. */
+struct launch_reader {
+    const char *what;             /* for people reading the table */
+    bool (*is)(const char *word); /* does the (resolved) command word run it */
+    const char *const *mentions;  /* strings any command line running it contains */
+    int (*read)(struct launch_walk *lw, const struct tg_sh_cmd *cmd);
+};
+
+/* ---- MPI launchers --------------------------------------------------------------------------*/
+
+static int append_run(struct tg_launch *l, struct tg_mpirun *run)
+{
+    if (l->nruns >= TG_LAUNCH_MAX_RUNS) {
+        tg_mpirun_release(run);
+        return 0;
+    }
+    struct tg_mpirun *v = realloc(l->runs, (l->nruns + 1) * sizeof(*v));
+    if (!v) {
+        tg_mpirun_release(run);
+        return -ENOMEM;
+    }
+    l->runs = v;
+    l->runs[l->nruns++] = *run;
+    return 0;
+}
+
+static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    struct tg_mpirun run;
+    struct tg_sh_env env;
+    int rc = tg_mpirun_parse(cmd->words, cmd->nwords, lw->impl, &run);
+    if (rc < 0)
+        return rc;
+    run.depth = cmd->depth;
+    run.line = cmd->line;
+    run.index = cmd->index;
+    run.argv_index = cmd->argv_index;
+    rc = tg_sh_cmd_env(cmd, &env);
+    if (rc == 0)
+        rc = tg_mpirun_set_env(&run, &env);
+    tg_sh_env_release(&env);
+    if (rc < 0) {
+        tg_mpirun_release(&run);
+        return rc;
+    }
+    return append_run(lw->out, &run);
+}
+
+static const char *const mpi_mentions[] = {"mpirun",  "mpiexec",    "orterun",
+                                           "prterun", "horovodrun", NULL};
+
+/* ---- the reader table -------------------------------------------------------------------------
+ * One row per kind of launch. The next readers (torchrun, python -m torch.distributed.run and
+ * torch.distributed.launch, deepspeed, accelerate launch, Megatron/NeMo training scripts) are a
+ * row here, a file beside mpirun.c, and an array in struct tg_launch. */
+static const struct launch_reader readers[] = {
+    {"MPI launchers", tg_launcher_is_mpi, mpi_mentions, read_mpirun},
+};
+
+static int on_command(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    if (!cmd->words[0].resolved)
+        return 0; /* $MPIRUN: what runs is unknown, and never guessed */
+    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+        if (readers[i].is(cmd->words[0].text))
+            return readers[i].read(ctx, cmd);
+    }
+    return 0;
+}
+
+/* ---- walks ------------------------------------------------------------------------------------*/
+
+void tg_launch_init(struct tg_launch *l)
+{
+    memset(l, 0, sizeof(*l));
+}
+
+void tg_launch_release(struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++)
+        tg_mpirun_release(&l->runs[i]);
+    free(l->runs);
+    tg_launch_init(l);
+}
+
+/* The walk's reading error, when it stopped early, becomes the launch's (the first one wins). */
+static void take_error(struct tg_launch *out, const struct tg_sh_walk *wk)
+{
+    if (!wk->script_error || out->script_error)
+        return;
+    out->script_error = true;
+    snprintf(out->error, sizeof(out->error), "%s", wk->error);
+}
+
+int tg_launch_parse_words(const struct tg_sh_word *argv, size_t argc, struct tg_sh_vars *vars,
+                          enum tg_mpi_impl impl, struct tg_launch *out)
+{
+    struct launch_walk lw = {.impl = impl, .out = out};
+    struct tg_sh_walk wk = {.on_command = on_command, .ctx = &lw};
+    int rc = tg_sh_walk_words(&wk, argv, argc, vars);
+    take_error(out, &wk);
+    return rc;
+}
+
+int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_mpi_impl impl,
+                           int depth, struct tg_launch *out)
+{
+    struct launch_walk lw = {.impl = impl, .out = out};
+    struct tg_sh_walk wk = {.on_command = on_command, .ctx = &lw};
+    int rc = tg_sh_walk_script(&wk, script, vars, depth);
+    take_error(out, &wk);
+    return rc;
+}
+
+/* ---- containers -------------------------------------------------------------------------------*/
+
+static void valuefrom_why(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "$%.60s is set from valueFrom, unknown at admission", name);
+}
+
+/* The container's env as exported shell variables; a valueFrom value is unknown, with why. */
+static int vars_from_env(const struct tg_k8s_env *env, struct tg_sh_vars *vars)
+{
+    for (size_t i = 0; i < env->n; i++) {
+        const struct tg_k8s_env_var *e = &env->v[i];
+        char why[TG_LAUNCH_REASON_MAX] = "";
+        if (!e->value)
+            valuefrom_why(why, sizeof(why), e->name);
+        if (tg_sh_vars_set(vars, e->name, e->value, why) < 0)
+            return -ENOMEM;
+        tg_sh_vars_export(vars, e->name);
+    }
+    return 0;
+}
+
+/* Appends the Kubernetes-expanded strings of arr to words (-EINVAL: an item is not a string). */
+static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_word *words,
+                      size_t *n)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach (arr, i, it) {
+        const char *s = json_string_value(it);
+        if (!s)
+            return -EINVAL;
+        char unknown[96];
+        struct tg_sh_word *w = &words[(*n)++];
+        w->text = tg_k8s_expand(s, env, unknown, sizeof(unknown));
+        if (!w->text)
+            return -ENOMEM;
+        w->resolved = !unknown[0];
+        if (unknown[0]) {
+            char name[80];
+            char why[TG_LAUNCH_REASON_MAX];
+            snprintf(name, sizeof(name), "%.*s", (int)strlen(unknown) - 3, unknown + 2);
+            const struct tg_k8s_env_var *v = tg_k8s_env_get(env, name);
+            if (v && !v->value)
+                valuefrom_why(why, sizeof(why), v->name);
+            else
+                snprintf(why, sizeof(why), "%s is not defined in the container env", unknown);
+            w->reason = strdup(why);
+            if (!w->reason)
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Does any string the command line can be made of (command, args, literal env values that
+ * $(VAR) or $VAR could bring in) contain a string of a reader's mentions? When none does, no
+ * word of the command line can be a command a reader reads, and the shell walk (the costliest
+ * step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
+ * documented in docs/launcher.md. */
+static bool mentions_launcher(json_t *container)
+{
+    static const char *const lists[] = {"command", "args", "env"};
+    for (size_t l = 0; l < 3; l++) {
+        json_t *arr = json_object_get(container, lists[l]);
+        size_t i;
+        json_t *item;
+        json_array_foreach (arr, i, item) {
+            const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
+            for (size_t r = 0; s && r < sizeof(readers) / sizeof(readers[0]); r++) {
+                for (const char *const *m = readers[r].mentions; *m; m++) {
+                    if (strstr(s, *m))
+                        return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+/* command then args as words, Kubernetes-expanded against env (-EINVAL: wrong JSON types). */
+static int container_words(json_t *cmd, json_t *args, const struct tg_k8s_env *env,
+                           struct tg_sh_word *words, size_t *n)
+{
+    int rc = 0;
+    if (json_is_array(cmd))
+        rc = push_items(cmd, env, words, n);
+    if (rc == 0 && json_is_array(args))
+        rc = push_items(args, env, words, n);
+    return rc;
+}
+
+int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
+{
+    struct tg_k8s_env env;
+    struct tg_sh_vars vars;
+    json_t *cmd = json_object_get(container, "command");
+    json_t *args = json_object_get(container, "args");
+    size_t n = 0, cap = 0;
+    struct tg_sh_word *words = NULL;
+    int rc = 0;
+    tg_k8s_env_init(&env);
+    tg_sh_vars_init(&vars);
+    if ((cmd && !json_is_array(cmd) && !json_is_null(cmd)) ||
+        (args && !json_is_array(args) && !json_is_null(args)))
+        goto out;
+    cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
+          (json_is_array(args) ? json_array_size(args) : 0);
+    if (cap == 0 || !mentions_launcher(container))
+        goto out;
+    words = calloc(cap, sizeof(*words));
+    if (!words) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = tg_k8s_env_read(container, &env);
+    if (rc == 0)
+        rc = vars_from_env(&env, &vars);
+    if (rc == 0)
+        rc = container_words(cmd, args, &env, words, &n);
+    if (rc == -EINVAL) {
+        rc = 0; /* not an array of strings: object.invalid-field is the rules' to report */
+        goto out;
+    }
+    if (rc == 0)
+        rc = tg_launch_parse_words(words, n, &vars, impl, out);
+out:
+    for (size_t i = 0; i < n; i++) {
+        free(words[i].text);
+        free(words[i].reason);
+    }
+    free(words);
+    tg_sh_vars_release(&vars);
+    tg_k8s_env_release(&env);
+    return rc;
+}
+
+bool tg_launch_runs_openmpi(const struct tg_launch *l)
+{
+    for (size_t i = 0; i < l->nruns; i++)
+        if (l->runs[i].impl == TG_MPI_OPENMPI)
+            return true;
+    return false;
+}
+
+bool tg_launch_forwards(const struct tg_launch *l, const char *name)
+{
+    if (l->nruns == 0)
+        return false;
+    for (size_t i = 0; i < l->nruns; i++) {
+        const struct tg_mpirun *r = &l->runs[i];
+        if (!tg_mpirun_forwards_all(r) && !tg_mpirun_find_fwd(r, name))
+            return false;
+    }
+    return true;
+}

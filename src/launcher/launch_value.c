@@ -1,0 +1,28 @@
+/* launch_value.c -- counts on a launcher's command line (include/tg/launch_value.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tg/launch_value.h"
+
+void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w, const char *opt)
+{
+    v->set = true;
+    v->resolved = false;
+    snprintf(v->text, sizeof(v->text), "%s", w->text);
+    v->reason[0] = '\0';
+    if (!w->resolved) {
+        snprintf(v->reason, sizeof(v->reason), "%s", w->reason ? w->reason : "unknown value");
+        return;
+    }
+    const char *s = w->text;
+    char *end;
+    errno = 0;
+    long long n = (*s >= '0' && *s <= '9') ? strtoll(s, &end, 10) : -1;
+    if (n < 0 || errno || *end) {
+        snprintf(v->reason, sizeof(v->reason), "%s '%.40s' is not a process count", opt, s);
+        return;
+    }
+    v->resolved = true;
+    v->value = n;
+}

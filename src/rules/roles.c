@@ -1,0 +1,237 @@
+/* roles.c -- launchers and rank hosts: which pod templates run ranks, and how the ranks get their
+ * environment (include/tg/roles.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "tg/launch_memo.h"
+#include "tg/obj.h"
+#include "tg/pod.h"
+#include "tg/roles.h"
+
+#define RES_NEURONCORE "aws.amazon.com/neuroncore"
+#define RES_NEURONDEVICE "aws.amazon.com/neurondevice"
+
+enum tg_mpi_impl tg_workload_mpi_impl(const struct tg_workload *wl)
+{
+    enum tg_mpi_impl impl = TG_MPI_OPENMPI;
+    if (wl->kind == TG_KIND_MPIJOB && !wl->mpi.v1 &&
+        tg_mpi_impl_parse(wl->mpi.implementation, &impl) < 0)
+        impl = TG_MPI_OPENMPI;
+    return impl;
+}
+
+static const char *label(const struct tg_template *t, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(t->meta, "labels"), key));
+}
+
+static bool label_is(const struct tg_template *t, const char *key, const char *value)
+{
+    const char *v = label(t, key);
+    return v && !strcmp(v, value);
+}
+
+/* Any container of t sets env name (to value, when value is not NULL). */
+static bool env_is(const struct tg_template *t, const char *name, const char *value)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        bool defined;
+        const char *v = tg_env_value(t->containers[i].c, name, &defined);
+        if (defined && (!value || (v && !strcmp(v, value))))
+            return true;
+    }
+    return false;
+}
+
+static bool count_above_zero(const struct tg_template *t, const char *res)
+{
+    long long n = 0;
+    int rc = tg_template_count_valid(t, res, &n);
+    return rc == 2 || (rc == 1 && n > 0);
+}
+
+/* DRA claims may carry any device (docs/references.md#ref-efa-dra). */
+static bool uses_claims(const struct tg_template *t)
+{
+    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+        return true;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *res = json_object_get(t->containers[i].c, "resources");
+        if (json_array_size(json_object_get(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
+bool tg_template_has_devices(const struct tg_template *t)
+{
+    return tg_template_requests_efa(t) || count_above_zero(t, TG_RES_GPU) ||
+           count_above_zero(t, TG_RES_NEURON) || count_above_zero(t, RES_NEURONCORE) ||
+           count_above_zero(t, RES_NEURONDEVICE) || uses_claims(t);
+}
+
+/* training-operator's isGPULauncher: a launcher container's limits name a GPU resource
+ * (kubeflow/training-operator pkg/controller.v1/mpi/mpijob.go; docs/references.md#ref-trainingop):
+ * such a launcher is written into the hostfile and runs ranks. */
+static bool gpu_launcher(const struct tg_template *t)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *limits =
+            json_object_get(json_object_get(t->containers[i].c, "resources"), "limits");
+        const char *key;
+        json_t *v;
+        json_object_foreach (limits, key, v) {
+            if (strstr(key, "gpu"))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Does a launch of template t name the hosts its ranks run on (so they are not local)? */
+static int names_other_hosts(struct tg_eval *ev, const struct tg_template *t, bool *yes)
+{
+    static const char *const hostfile_env[] = {
+        "OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE", "HYDRA_HOST_FILE", "MPI_HOST"};
+    /* a Pod names no MPI implementation: read its lines with both grammars (mpiexec.hydra -f is
+     * hydra's hostfile option) */
+    static const enum tg_mpi_impl grammars[] = {TG_MPI_OPENMPI, TG_MPI_INTEL};
+    size_t ng = ev->wl->kind == TG_KIND_POD ? 2 : 1;
+    *yes = false;
+    for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
+        const struct tg_container *c = &t->containers[i];
+        bool env_hosts = false;
+        for (size_t k = 0; k < sizeof(hostfile_env) / sizeof(hostfile_env[0]); k++) {
+            bool defined;
+            tg_env_value(c->c, hostfile_env[k], &defined);
+            env_hosts |= defined;
+        }
+        for (size_t g = 0; g < ng && !*yes; g++) {
+            const struct tg_launch *l;
+            int rc =
+                tg_eval_launch(ev, c, ng == 1 ? tg_workload_mpi_impl(ev->wl) : grammars[g], &l);
+            if (rc < 0)
+                return rc;
+            for (size_t r = 0; r < l->nruns && !*yes; r++)
+                *yes = l->runs[r].hosts || l->runs[r].hostfile || env_hosts;
+        }
+    }
+    return 0;
+}
+
+/* The marks operators put on the launcher Pods they create (docs/references.md:
+ * ref-mpi-launcher-container, ref-trainingop, ref-volcano-mpi-plugin, ref-trainer). */
+static bool operator_launcher(const struct tg_template *t)
+{
+    if (label_is(t, "training.kubeflow.org/job-role", "launcher") ||
+        label_is(t, "training.kubeflow.org/replica-type", "launcher") ||
+        env_is(t, "K_MPI_JOB_ROLE", "launcher") || env_is(t, "OMPI_MCA_plm_rsh_agent", NULL) ||
+        env_is(t, "MPI_HOST", NULL))
+        return true;
+    /* Kubeflow Trainer: the launcher job's container is named launcher (node when the launcher
+     * runs ranks too, runLauncherAsNode) */
+    if (label_is(t, "jobset.sigs.k8s.io/replicatedjob-name", "launcher")) {
+        for (size_t i = 0; i < t->ncontainers; i++) {
+            if (!strcmp(t->containers[i].name, "launcher"))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Does any container of t run an MPI launcher? */
+static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *yes)
+{
+    *yes = false;
+    for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
+        const struct tg_launch *l;
+        int rc = tg_eval_launch(ev, &t->containers[i], tg_workload_mpi_impl(ev->wl), &l);
+        if (rc < 0)
+            return rc;
+        *yes = l->nruns > 0;
+    }
+    return 0;
+}
+
+int tg_template_launcher_only(struct tg_eval *ev, const struct tg_template *t)
+{
+    const struct tg_workload *wl = ev->wl;
+    bool yes = false;
+    int rc;
+    switch (wl->kind) {
+    case TG_KIND_MPIJOB:
+        return t->role == TG_ROLE_LAUNCHER && wl->mpi.worker && !wl->mpi.run_launcher_as_worker &&
+               !(wl->mpi.v1 && gpu_launcher(t));
+    case TG_KIND_VCJOB:
+        if (wl->ntpl < 2)
+            return 0;
+        rc = runs_launcher(ev, t, &yes);
+        return rc < 0 ? rc : yes;
+    case TG_KIND_POD:
+        if (tg_template_has_devices(t))
+            return 0;
+        if (operator_launcher(t))
+            return 1;
+        rc = names_other_hosts(ev, t, &yes);
+        return rc < 0 ? rc : yes;
+    default:
+        return 0;
+    }
+}
+
+enum tg_rank_env tg_workload_rank_env(struct tg_eval *ev, const struct tg_workload *wl)
+{
+    if (wl->kind == TG_KIND_MPIJOB) {
+        if (wl->mpi.v1)
+            return TG_RANK_ENV_EXEC;
+        return tg_workload_mpi_impl(wl) == TG_MPI_OPENMPI ? TG_RANK_ENV_SSH : TG_RANK_ENV_HYDRA;
+    }
+    if (wl->kind == TG_KIND_VCJOB) {
+        for (size_t i = 0; i < wl->ntpl; i++) {
+            int rc = tg_template_launcher_only(ev, &wl->tpl[i]);
+            if (rc > 0)
+                return TG_RANK_ENV_SSH;
+        }
+    }
+    return TG_RANK_ENV_OWN;
+}
+
+/* A container whose program is sshd (the ranks' host, started by mpirun over ssh). */
+static bool runs_sshd(json_t *c)
+{
+    static const char *const keys[] = {"command", "args"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t i;
+        json_t *w;
+        json_array_foreach (json_object_get(c, keys[k]), i, w) {
+            const char *s = json_string_value(w);
+            for (const char *p = s ? strstr(s, "sshd") : NULL; p; p = strstr(p + 4, "sshd")) {
+                bool start = p == s || p[-1] == '/' || p[-1] == ' ' || p[-1] == ';';
+                bool end = p[4] == '\0' || p[4] == ' ' || p[4] == ';' || p[4] == '\n';
+                if (start && end)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
+{
+    if (wl->kind != TG_KIND_POD || wl->ntpl == 0)
+        return false;
+    const struct tg_template *t = &wl->tpl[0];
+    if (env_is(t, "K_MPI_JOB_ROLE", "worker"))
+        return true;
+    if (label_is(t, "training.kubeflow.org/job-role", "worker") &&
+        label_is(t, "training.kubeflow.org/operator-name", "mpi-operator"))
+        return true;
+    /* Volcano's mpi/ssh plugins, Kubeflow Trainer's MPI nodes: sshd in a framework's pod */
+    if (!label(t, "volcano.sh/job-name") && !label(t, "jobset.sigs.k8s.io/jobset-name"))
+        return false;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        if (!t->containers[i].init && runs_sshd(t->containers[i].c))
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,192 @@
+/* test_mpirun.c -- the MPI launcher option grammar over already expanded words. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/mpirun.h"
+
+/* Resolved words from strings; an item starting with '?' is unresolved, with that text. */
+static size_t make_words(const char *const *in, struct tg_sh_word *out, size_t max)
+{
+    size_t n = 0;
+    for (; in[n] && n < max; n++) {
+        bool unresolved = in[n][0] == '?';
+        out[n].text = (char *)in[n] + (unresolved ? 1 : 0);
+        out[n].resolved = !unresolved;
+        out[n].reason = unresolved ? "$NP is not set in the container env or script" : NULL;
+    }
+    return n;
+}
+
+static void parse(const char *const *in, enum tg_mpi_impl impl, struct tg_mpirun *run)
+{
+    struct tg_sh_word w[32];
+    size_t n = make_words(in, w, 32);
+    ck_assert_int_eq(tg_mpirun_parse(w, n, impl, run), 0);
+}
+
+START_TEST(mpirun_impl_names)
+{
+    enum tg_mpi_impl m;
+    ck_assert_int_eq(tg_mpi_impl_parse(NULL, &m), 0);
+    ck_assert_int_eq(m, TG_MPI_OPENMPI);
+    ck_assert_int_eq(tg_mpi_impl_parse("Intel", &m), 0);
+    ck_assert_int_eq(m, TG_MPI_INTEL);
+    ck_assert_int_eq(tg_mpi_impl_parse("MPICH", &m), 0);
+    ck_assert_str_eq(tg_mpi_impl_name(m), "MPICH");
+    ck_assert_int_eq(tg_mpi_impl_parse("openmpi", &m), -EINVAL);
+    ck_assert(tg_launcher_is_mpi("/opt/amazon/openmpi/bin/mpirun"));
+    ck_assert(tg_launcher_is_mpi("mpiexec.hydra"));
+    ck_assert(!tg_launcher_is_mpi("mpirun.sh"));
+    ck_assert(!tg_launcher_is_mpi(""));
+}
+END_TEST
+
+START_TEST(mpirun_reads_options_up_to_the_program)
+{
+    static const char *const in[] = {"/opt/amazon/openmpi/bin/mpirun",
+                                     "-np",
+                                     "16",
+                                     "-N",
+                                     "8",
+                                     "-x",
+                                     "FI_PROVIDER=efa",
+                                     "-x",
+                                     "NCCL_DEBUG",
+                                     "all_reduce_perf",
+                                     "-n",
+                                     "50",
+                                     "-x",
+                                     "NOT_OURS",
+                                     NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert_str_eq(run.launcher, "mpirun");
+    ck_assert(run.np.set && run.np.resolved);
+    ck_assert_int_eq(run.np.value, 16);
+    ck_assert(run.per_node.resolved);
+    ck_assert_int_eq(run.per_node.value, 8);
+    ck_assert_uint_eq(run.nfwd, 2);
+    const struct tg_launch_fwd *f = tg_mpirun_find_fwd(&run, "FI_PROVIDER");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->value, "efa");
+    ck_assert(f->value_resolved);
+    f = tg_mpirun_find_fwd(&run, "NCCL_DEBUG");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_null(f->value);
+    ck_assert_ptr_null(tg_mpirun_find_fwd(&run, "NOT_OURS"));
+    ck_assert(!tg_mpirun_forwards_all(&run));
+    ck_assert_uint_eq(run.nenv, 0); /* the environment is the caller's to set */
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+START_TEST(mpirun_unresolved_count_keeps_the_reason)
+{
+    static const char *const in[] = {"mpirun", "-np", "?$NP", "./a", NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert(run.np.set);
+    ck_assert(!run.np.resolved);
+    ck_assert_str_eq(run.np.text, "$NP");
+    ck_assert_ptr_nonnull(strstr(run.np.reason, "$NP is not set"));
+    tg_mpirun_release(&run);
+
+    static const char *const bad[] = {"mpirun", "-np", "-1", "./a", NULL};
+    parse(bad, TG_MPI_OPENMPI, &run);
+    ck_assert(run.np.set && !run.np.resolved);
+    ck_assert_ptr_nonnull(strstr(run.np.reason, "is not a process count"));
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+START_TEST(mpirun_hydra_grammar_and_forwarding)
+{
+    static const char *const in[] = {"mpiexec.hydra", "-n",  "4",         "-ppn", "2", "-genv",
+                                     "FI_PROVIDER",   "efa", "-genvnone", "./a",  NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_INTEL, &run);
+    ck_assert_int_eq(run.np.value, 4);
+    ck_assert_int_eq(run.per_node.value, 2);
+    ck_assert(run.forward_none);
+    ck_assert(!tg_mpirun_forwards_all(&run));
+    ck_assert_str_eq(tg_mpirun_find_fwd(&run, "FI_PROVIDER")->value, "efa");
+    tg_mpirun_release(&run);
+
+    /* hydra passes the launcher's whole environment by default; Open MPI does not */
+    static const char *const plain[] = {"mpirun", "-n", "2", "./a", NULL};
+    parse(plain, TG_MPI_MPICH, &run);
+    ck_assert(tg_mpirun_forwards_all(&run));
+    tg_mpirun_release(&run);
+    parse(plain, TG_MPI_OPENMPI, &run);
+    ck_assert(!tg_mpirun_forwards_all(&run));
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+START_TEST(mpirun_mpmd_sums_the_contexts)
+{
+    static const char *const in[] = {"mpirun", "-np", "2", "./a", ":", "-np", "3", "./b", NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert(run.mpmd);
+    ck_assert(run.np.resolved);
+    ck_assert_int_eq(run.np.value, 5);
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+START_TEST(mpirun_env_and_the_mca_env_list)
+{
+    static const char *const in[] = {"mpirun", "-np", "2", "./a", NULL};
+    static const char list[] = "OMPI_MCA_mca_base_env_list=ignored";
+    struct tg_sh_env_var vars[] = {
+        {"A", 1, "1"},
+        {"OMPI_MCA_mca_base_env_list", 26, " X ; Y=1;;bad-name"},
+        {"B", 1, NULL},
+        {list, 26, "Z"}, /* a NAME=VALUE word: the name is not NUL-terminated; the last wins */
+    };
+    struct tg_sh_env env = {vars, 4};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert_int_eq(tg_mpirun_set_env(&run, &env), 0);
+    ck_assert_uint_eq(run.nenv, 3);
+    ck_assert(tg_mpirun_env_has(&run, "A"));
+    ck_assert(tg_mpirun_env_has(&run, "B"));
+    ck_assert(tg_mpirun_env_has(&run, "OMPI_MCA_mca_base_env_list"));
+    ck_assert_uint_eq(run.nfwd, 1);
+    ck_assert_ptr_nonnull(tg_mpirun_find_fwd(&run, "Z"));
+    tg_mpirun_release(&run);
+
+    /* only the first list: X (launcher's value) and Y=1; a bad name is skipped */
+    env.n = 3;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert_int_eq(tg_mpirun_set_env(&run, &env), 0);
+    ck_assert_uint_eq(run.nfwd, 2);
+    ck_assert_ptr_null(tg_mpirun_find_fwd(&run, "X")->value);
+    ck_assert_str_eq(tg_mpirun_find_fwd(&run, "Y")->value, "1");
+    tg_mpirun_release(&run);
+
+    /* hydra does not read Open MPI's list */
+    parse(in, TG_MPI_INTEL, &run);
+    ck_assert_int_eq(tg_mpirun_set_env(&run, &env), 0);
+    ck_assert_uint_eq(run.nfwd, 0);
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+Suite *tg_test_mpirun_suite(void);
+Suite *tg_test_mpirun_suite(void)
+{
+    Suite *s = suite_create("mpirun");
+    TCase *tc = tcase_create("grammar");
+    tcase_add_test(tc, mpirun_impl_names);
+    tcase_add_test(tc, mpirun_reads_options_up_to_the_program);
+    tcase_add_test(tc, mpirun_unresolved_count_keeps_the_reason);
+    tcase_add_test(tc, mpirun_hydra_grammar_and_forwarding);
+    tcase_add_test(tc, mpirun_mpmd_sums_the_contexts);
+    tcase_add_test(tc, mpirun_env_and_the_mca_env_list);
+    suite_add_tcase(s, tc);
+    return s;
+}
