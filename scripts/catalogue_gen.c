@@ -211,7 +211,7 @@ static void webhook_rules(enum hook h, bool chart)
  * Each condition is an implication for one kind: "not this resource, or something a rule acts
  * on". The API server calls the webhook only when every condition is true, so the conditions
  * together let through exactly the objects of each kind that one of its rules can act on; kinds
- * with a T(ALWAYS) rule get no condition. Nothing may error (an error falls under the
+ * with a T(ALWAYS) rule, and kinds with no TG_TEMPLATE row, get no condition (they always pass). Nothing may error (an error falls under the
  * failurePolicy, which for Ignore skips the webhook): every field is read behind has(), and a
  * value of the wrong JSON type (which a rule would report as object.invalid-field) lets the
  * object through, while null counts as absent. */
@@ -515,6 +515,17 @@ static void json_resources(enum hook h)
     printf("},\n \"conditions\": [");
 }
 
+/* Does kind k say where its pod templates are? A kind without any (NodePool, a Slurm Controller)
+ * offers nothing to filter on but its metadata, so it gets no condition: every object passes. */
+static bool has_templates(enum tg_kind k)
+{
+    for (size_t i = 0; i < tg_template_def_count; i++) {
+        if (tg_template_defs[i].kind == k)
+            return true;
+    }
+    return false;
+}
+
 static int match_conditions(enum hook h, bool json)
 {
     size_t count = 0;
@@ -523,7 +534,7 @@ static int match_conditions(enum hook h, bool json)
     for (size_t i = 0; i < tg_api_count; i++) {
         bool any;
         unsigned t = kind_triggers(h, tg_api_defs[i].kind, &any);
-        if (!registered(h, i) || (t & TG_TRIGGER_ALWAYS))
+        if (!registered(h, i) || (t & TG_TRIGGER_ALWAYS) || !has_templates(tg_api_defs[i].kind))
             continue;
         if (++count > MAX_CONDITIONS) {
             fprintf(stderr, "catalogue_gen: more than %d matchConditions\n", MAX_CONDITIONS);
