@@ -115,12 +115,19 @@ const char *const tg_launch_words[] = {"mpirun",     "mpiexec",  "orterun",     
 /* FI_* is libfabric's, NCCL_* NCCL's (and the aws-ofi-nccl plugin's) environment. */
 const char *const tg_fabric_env_prefixes[] = {"FI_", "NCCL_", NULL};
 /* The gang keys of SPEC 11 and 13: Volcano's PodGroup annotations (the two src/rules/gang.c
- * reads), scheduler-plugins' pod-group label (current and pre-v0.24 spelling) and LWS's group-size
- * label. Read as labels or annotations alike: the prefilter only has to be a superset. */
-const char *const tg_gang_keys[] = {
-    "scheduling.k8s.io/group-name",           "scheduling.volcano.sh/group-name",
-    "scheduling.x-k8s.io/pod-group",          "pod-group.scheduling.sigs.k8s.io",
-    "leaderworkerset.sigs.k8s.io/group-size", NULL};
+ * reads); scheduler-plugins' pod-group label (kubernetes-sigs/scheduler-plugins:
+ * apis/scheduling/v1alpha1/types.go PodGroupLabel) and its pre-v0.24 spelling; LWS's group size,
+ * which upstream sets on every pod as the annotation leaderworkerset.sigs.k8s.io/size
+ * (kubernetes-sigs/lws: api/leaderworkerset/v1/leaderworkerset_types.go SizeAnnotationKey
+ * @060ab4d), and the `group-size` key SPEC 11 names. Read as labels or annotations alike: the
+ * prefilter only has to be a superset. */
+const char *const tg_gang_keys[] = {"scheduling.k8s.io/group-name",
+                                    "scheduling.volcano.sh/group-name",
+                                    "scheduling.x-k8s.io/pod-group",
+                                    "pod-group.scheduling.sigs.k8s.io",
+                                    "leaderworkerset.sigs.k8s.io/size",
+                                    "leaderworkerset.sigs.k8s.io/group-size",
+                                    NULL};
 /* Kueue's queue-name label (SPEC 11), read as a label or an annotation. */
 const char *const tg_queue_keys[] = {"kueue.x-k8s.io/queue-name", NULL};
 
