@@ -214,7 +214,11 @@ static void webhook_rules(enum hook h, bool chart)
  * with a T(ALWAYS) rule, and kinds with no TG_TEMPLATE row, get no condition (they always pass). Nothing may error (an error falls under the
  * failurePolicy, which for Ignore skips the webhook): every field is read behind has(), and a
  * value of the wrong JSON type (which a rule would report as object.invalid-field) lets the
- * object through, while null counts as absent. */
+ * object through, while null counts as absent. The API server hands `object` to CEL untyped (dyn,
+ * the unstructured form: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/
+ * cel/compile.go createEnvForOpts), so `type(x) == map` tells a JSON object from the rest; when a
+ * condition fails or errors the matcher skips the webhook under Ignore and fails the request
+ * under Fail (.../plugin/webhook/matchconditions/matcher.go). */
 
 /* e is a map: body; null: false; any other type: true. */
 static char *cel_map(const char *e, const char *body)
