@@ -326,12 +326,20 @@ static char *words_pred(const char *e, unsigned t)
     return any ? cel_list(e, "w", cel_str("w", any)) : NULL;
 }
 
+/* A container. A CONTAINER-shaped template (NodeSet's slurmd, a TrainJob's trainer) may state its
+ * resources per node (Kubeflow Trainer: trainer.resourcesPerNode) instead of `resources`. */
+static char *container_like(const char *c, unsigned t, bool per_node)
+{
+    char *alt[5] = {cel_field(c, "resources", resources_pred, t), cel_field(c, "env", env_pred, t),
+                    cel_field(c, "command", words_pred, t), cel_field(c, "args", words_pred, t),
+                    per_node ? cel_field(c, "resourcesPerNode", resources_pred, t) : NULL};
+    char *any = cel_any(alt, 5, " || ");
+    return any ? cel_map(c, any) : NULL;
+}
+
 static char *container_pred(const char *c, unsigned t)
 {
-    char *alt[4] = {cel_field(c, "resources", resources_pred, t), cel_field(c, "env", env_pred, t),
-                    cel_field(c, "command", words_pred, t), cel_field(c, "args", words_pred, t)};
-    char *any = cel_any(alt, 4, " || ");
-    return any ? cel_map(c, any) : NULL;
+    return container_like(c, t, false);
 }
 
 static char *containers_pred(const char *e, unsigned t)
@@ -396,7 +404,7 @@ static char *template_pred(const char *e, enum tg_template_shape shape, unsigned
     if (shape == TG_SHAPE_PODSPEC)
         return podspec_pred(e, t);
     if (shape == TG_SHAPE_CONTAINER)
-        return container_pred(e, t);
+        return container_like(e, t, true);
     char *alt[2] = {cel_field(e, "metadata", meta_pred, t & ~TG_TRIGGER_EXEMPT),
                     cel_field(e, "spec", podspec_pred, t)};
     char *any = cel_any(alt, 2, " || ");

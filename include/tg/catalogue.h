@@ -121,7 +121,7 @@ extern const size_t tg_prefilter_def_count;
 enum tg_template_shape {
     TG_SHAPE_TEMPLATE = 0, /* a PodTemplateSpec: metadata and spec */
     TG_SHAPE_PODSPEC = 1,  /* a pod spec */
-    TG_SHAPE_CONTAINER = 2 /* one container */
+    TG_SHAPE_CONTAINER = 2 /* one container (resources, or resourcesPerNode), env, command, args */
 };
 struct tg_template_def {
     enum tg_kind kind;
