@@ -17,6 +17,9 @@ DEB_NODE := nodejs npm
 # The chart test renders templates with Go's text/template and sprig, as Helm does (no Helm here).
 DEB_CHART := python3-yaml python3-jsonschema golang-go golang-github-masterminds-sprig-dev \
              golang-gopkg-yaml.v3-dev
+# `check` output is validated against its published schemas (tests/schemas/validate.py): JSON
+# Schema in Python, JUnit XML with xmllint.
+DEB_TEST := python3 python3-jsonschema python3-yaml libxml2-utils
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) check 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -46,8 +49,8 @@ X509_SO := $(BUILD)/trainguard-x509.so
 X509_OBJ := $(BUILD)/obj/x509/x509.o
 UNIT := $(BUILD)/unit_tests
 
-.PHONY: all deps deps-build deps-node run check catalogue catalogue-check prefilter unit integration corpus \
-        check-asan check-valgrind bench soak fuzz \
+.PHONY: all deps deps-build deps-test deps-node run check catalogue catalogue-check prefilter unit \
+        integration corpus check-asan check-valgrind bench soak fuzz \
         format format-check lint clean certs-dev
 .DEFAULT_GOAL := all
 
@@ -69,7 +72,7 @@ define install_missing
 endef
 
 deps:
-	$(call install_missing,$(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART))
+	$(call install_missing,$(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART) $(DEB_TEST))
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	    $(MAKE) --no-print-directory deps-node; fi
 
@@ -79,8 +82,15 @@ deps-node:
 deps-build:
 	$(call install_missing,$(DEB_PKGS))
 
+deps-test:
+	$(call install_missing,$(DEB_TEST))
+
 $(BUILD)/.deps-ok:
 	@$(MAKE) --no-print-directory deps-build
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/.deps-test-ok:
+	@$(MAKE) --no-print-directory deps-test
 	@mkdir -p $(BUILD) && touch $@
 
 # ---- build --------------------------------------------------------------------------------
@@ -163,15 +173,15 @@ run: $(BIN) certs-dev
 check: deps
 	@$(MAKE) --no-print-directory catalogue-check prefilter unit integration corpus
 
-unit: $(UNIT)
+unit: $(UNIT) | $(BUILD)/.deps-test-ok
 	cd tests && CK_FORK=$(CK_FORK) CK_DEFAULT_TIMEOUT=$(CK_TIMEOUT) ../$(UNIT)
 
-integration: $(BIN)
+integration: $(BIN) | $(BUILD)/.deps-test-ok
 	@set -e; for t in tests/integration/test_*.sh; do \
 	    [ -e "$$t" ] || continue; echo "== $$t"; TG_BIN=$(abspath $(BIN)) bash "$$t"; \
 	done
 
-corpus: $(BIN)
+corpus: $(BIN) | $(BUILD)/.deps-test-ok
 	@if [ -x tests/corpus/run.sh ]; then TG_BIN=$(abspath $(BIN)) bash tests/corpus/run.sh; fi
 
 check-asan:
@@ -180,7 +190,7 @@ check-asan:
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" CK_FORK=no CK_TIMEOUT=120 unit integration
 	@echo "check-asan: clean"
 
-check-valgrind: $(UNIT)
+check-valgrind: $(UNIT) | $(BUILD)/.deps-test-ok
 	cd tests && CK_FORK=no CK_DEFAULT_TIMEOUT=300 valgrind --error-exitcode=9 --leak-check=full \
 	    --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q ../$(UNIT)
 

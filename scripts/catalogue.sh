@@ -20,6 +20,7 @@ targets=(
     "docs/rules-efa-zone.md|rule table|rule-table efa zone"
     "docs/rules-mpi.md|rule table|rule-table mpi"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
+    "docs/rules-karpenter-slurm.md|rule table|rule-table karpenter slurm"
     "docs/policy.md|rule table|rule-table exempt"
     "deploy/base/webhooks.yaml|validate rules|webhook-rules validate"
     "deploy/base/webhooks.yaml|validate matchConditions|match-conditions validate"

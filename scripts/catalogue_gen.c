@@ -197,6 +197,8 @@ static void webhook_rules(enum hook h, bool chart)
             ops = chart ? "{{ toJson $.Values.webhook.mutateOperations }}" : "[CREATE]";
         else if (tg_kind_update_immutable(a->kind))
             ops = chart ? "{{ toJson $.Values.webhook.podOperations }}" : "[CREATE]";
+        else if (tg_kind_create_only(a->kind))
+            ops = "[CREATE]";
         else
             ops = chart ? "{{ toJson $.Values.webhook.crdOperations }}" : "[CREATE, UPDATE]";
         printf("      - apiGroups: [\"%s\"]\n", a->group);
@@ -521,8 +523,10 @@ static void json_resources(enum hook h)
         if (!registered(h, i))
             continue;
         printf("%s\"%s%s%s\": %s", n++ ? ", " : "", a->resource, a->group[0] ? "." : "", a->group,
-               h == HOOK_VALIDATE && !tg_kind_update_immutable(a->kind) ? "[\"CREATE\", \"UPDATE\"]"
-                                                                         : "[\"CREATE\"]");
+               h == HOOK_VALIDATE && !tg_kind_update_immutable(a->kind) &&
+                       !tg_kind_create_only(a->kind)
+                   ? "[\"CREATE\", \"UPDATE\"]"
+                   : "[\"CREATE\"]");
     }
     printf("},\n \"conditions\": [");
 }

@@ -141,6 +141,8 @@ extern const char *const tg_queue_keys[];          /* T(QUEUE): label or annotat
 
 /* True for kinds whose pod spec cannot change after creation (kinds.def TG_UPDATE_IMMUTABLE). */
 bool tg_kind_update_immutable(enum tg_kind kind);
+/* True for kinds whose rules judge CREATE only (kinds.def TG_CREATE_ONLY). */
+bool tg_kind_create_only(enum tg_kind kind);
 
 /* Index of a rule id string, or -1. */
 int tg_rule_index(const char *id);

@@ -68,6 +68,7 @@ struct tg_policy {
     size_t ninject;
     bool inject_with_env_from; /* inject into containers that use envFrom too */
     char *source;              /* file path, or "<embedded>" */
+    char *warnings;            /* what the loader changed or doubts, one line each; or NULL */
     int refcount;              /* owned by policy.c */
 };
 

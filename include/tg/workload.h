@@ -31,6 +31,7 @@ struct tg_container {
     json_t *c;           /* borrowed container object */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
     bool init;           /* from initContainers */
+    bool sidecar;        /* an init container with restartPolicy: Always (runs beside the app) */
     const char *name;    /* "" when absent */
 };
 
@@ -86,11 +87,62 @@ struct tg_nodeset {
     json_t *slurmd;         /* spec.slurmd or NULL */
 };
 
+/* One requirement of a Karpenter NodePool (spec.template.spec.requirements[i]), or one label of
+ * spec.template.metadata.labels, which Karpenter adds to the requirements as `key In [value]`. */
+struct tg_np_req {
+    const char *key;     /* as written; "" when absent */
+    const char *op;      /* "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", ... as written */
+    const char **values; /* nvalues borrowed strings (entries of the wrong type are reported and
+                            left out) */
+    size_t nvalues;
+    bool label;          /* from the template labels */
+    struct tg_path path; /* spec.template.spec.requirements[0], spec.template.metadata.labels[k] */
+};
+
+/* The disruption reasons a Karpenter budget can name (core pkg/apis/v1 DisruptionReason). */
+enum tg_np_reason {
+    TG_NP_UNDERUTILIZED = 1 << 0,
+    TG_NP_EMPTY = 1 << 1,
+    TG_NP_DRIFTED = 1 << 2,
+};
+#define TG_NP_ALL_REASONS (TG_NP_UNDERUTILIZED | TG_NP_EMPTY | TG_NP_DRIFTED)
+
+/* One budget of spec.disruption.budgets. */
+struct tg_np_budget {
+    const char *nodes;    /* as written; "10%" (the CRD default) when absent */
+    const char *schedule; /* NULL when absent */
+    const char *duration; /* NULL when absent */
+    unsigned reasons;     /* mask of enum tg_np_reason; all of them when reasons is absent or null
+                             (an empty list names none, as Karpenter reads it) */
+    struct tg_path path;  /* spec.disruption.budgets[i] */
+};
+
+/* Karpenter NodePool facts (karpenter.sh/v1). Budgets absent: none here (the CRD's default is
+ * one budget of 10%). */
+struct tg_nodepool {
+    struct tg_np_req *reqs;
+    size_t nreqs;
+    struct tg_np_budget *budgets;
+    size_t nbudgets;
+    const char *expire_after; /* spec.template.spec.expireAfter; NULL: absent (720h default) */
+};
+
+/* slurm-operator Controller facts (slinky.slurm.net/v1beta1), defaults applied as the operator
+ * applies them. */
+struct tg_slurm_controller {
+    bool external;              /* spec.external */
+    bool persistence;           /* spec.persistence.enabled; true when absent */
+    const char *existing_claim; /* spec.persistence.existingClaim; "" when absent */
+    const char *extra_conf;     /* spec.extraConf; NULL when absent */
+    const char *cluster_name;   /* spec.clusterName; NULL when absent or empty */
+};
+
 struct tg_workload {
     enum tg_kind kind;
     enum tg_op op;                       /* CREATE or UPDATE (what the rules judge) */
     const char *req_kind, *req_version;  /* as the API server dispatched it (request.kind), set by
                                             the caller after decoding; NULL: the object's own */
+    const char *req_namespace;           /* request.namespace, set like req_kind; NULL: unknown */
     const char *api_version, *kind_name; /* as written in the object */
     const char *name, *namespace;        /* "" when absent (generateName) */
     json_t *obj;                         /* borrowed: the object */
@@ -103,6 +155,8 @@ struct tg_workload {
     struct tg_vcjob vc;
     struct tg_podgroup pg;
     struct tg_nodeset ns;
+    struct tg_nodepool np;
+    struct tg_slurm_controller ctl;
 };
 
 /* Decodes obj (and, on UPDATE, old_obj) into wl for operation op. Decoding only builds the view:

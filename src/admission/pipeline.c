@@ -27,23 +27,41 @@ static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t 
     return 0;
 }
 
-/* The API server keeps 4096 runes of warnings per request and then cuts every warning to 256
- * runes or drops the rest (api-facts 1.7): past this many, one line says how many more there are
- * (all of them are in the findings audit annotation and the deny message). */
-#define TG_MAX_WARNINGS 20
+/* The API server keeps 4096 runes of warnings per response in total, and past that cuts every one
+ * to 256 runes or drops the rest (docs/references.md#ref-admission-warning-limits): the warnings
+ * are kept under the total, the last line saying how many more there are (all of them are in the
+ * findings audit annotation and the deny message). */
+#define TG_WARNINGS_TOTAL_RUNES 4096
+
+static size_t runes(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
 
 static int cap_warnings(json_t *warnings)
 {
-    size_t n = json_array_size(warnings);
-    char text[160];
-    if (n <= TG_MAX_WARNINGS)
+    char text[200];
+    size_t n = json_array_size(warnings), total = 0, keep = 0;
+    for (size_t i = 0; i < n; i++)
+        total += runes(json_string_value(json_array_get(warnings, i)));
+    if (total <= TG_WARNINGS_TOTAL_RUNES)
         return 0;
-    while (json_array_size(warnings) > TG_MAX_WARNINGS - 1)
+    /* room for the last line: its text is at most ~140 runes */
+    for (total = 0; keep < n; keep++) {
+        size_t r = runes(json_string_value(json_array_get(warnings, keep)));
+        if (total + r > TG_WARNINGS_TOTAL_RUNES - 160)
+            break;
+        total += r;
+    }
+    while (json_array_size(warnings) > keep)
         json_array_remove(warnings, json_array_size(warnings) - 1);
     snprintf(text, sizeof(text),
              "[trainguard] %zu more warnings not shown: the findings audit annotation lists every "
              "finding, and `trainguard check` prints them all",
-             n - (TG_MAX_WARNINGS - 1));
+             n - keep);
     return json_array_append_new(warnings, json_string(text)) ? -ENOMEM : 0;
 }
 
@@ -248,9 +266,10 @@ static void object_actions(const struct tg_policy *policy, const struct tg_revie
 /* Decodes obj and runs the validators (unless opts->skip_validation) and, when patch is set, the
  * mutators, filing findings into `findings` under `actions`. */
 static int evaluate(const struct tg_policy *policy, const struct tg_review *rv,
-                    const struct tg_pipeline_opts *opts, enum tg_kind kind, json_t *obj,
-                    json_t *old, const enum tg_action *actions, const struct tg_exemption *ex,
-                    struct tg_findings *findings, struct tg_patch *patch, json_t *notes)
+                    const struct tg_pipeline_opts *opts, enum tg_kind kind, const char *ns,
+                    json_t *obj, json_t *old, const enum tg_action *actions,
+                    const struct tg_exemption *ex, struct tg_findings *findings,
+                    struct tg_patch *patch, json_t *notes)
 {
     struct tg_workload wl;
     struct tg_eval ev;
@@ -264,6 +283,7 @@ static int evaluate(const struct tg_policy *policy, const struct tg_review *rv,
     int rc = tg_workload_decode(&wl, kind, rv->op, obj, old, &ev);
     wl.req_kind = rv->kind;
     wl.req_version = rv->version;
+    wl.req_namespace = ns;
     if (rc == 0 && ev.error)
         rc = ev.error;
     if (rc == 0 && !opts->skip_validation) {
@@ -295,8 +315,8 @@ static int ratchet(const struct tg_policy *policy, const struct tg_review *rv,
     vopts.mutate = false;
     tg_findings_init(&before);
     object_actions(policy, rv, rv->old_object, ns, actions, &ex);
-    int rc = evaluate(policy, rv, &vopts, res->kind, rv->old_object, NULL, actions, &ex, &before,
-                      NULL, NULL);
+    int rc = evaluate(policy, rv, &vopts, res->kind, ns, rv->old_object, NULL, actions, &ex,
+                      &before, NULL, NULL);
     if (rc == 0)
         res->nratcheted = tg_ratchet_apply(&res->findings, rv->object, &before, rv->old_object);
     tg_findings_release(&before);
@@ -332,11 +352,14 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         opts = &defaults;
     if ((rc = result_init(res)) < 0)
         goto fail;
-    const char *ns = review_namespace(rv);
+    /* Cluster-scoped kinds (NodePool) have no namespace: exemptNamespaces and namespaceModes do
+     * not apply to them, the global mode does (SPEC 11, 13). A NULL namespace matches none. */
+    const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
+    const char *ns = api && api->scope == TG_SCOPE_CLUSTER ? NULL : review_namespace(rv);
     res->mode = tg_policy_mode_for(policy, ns);
     if (opts->has_mode_override && !tg_policy_has_ns_mode(policy, ns))
         res->mode = opts->mode_override;
-    res->kind = tg_kind_lookup(rv->group, rv->version, rv->kind);
+    res->kind = api ? api->kind : TG_KIND_UNKNOWN;
     if (rv->op != TG_OP_CREATE && rv->op != TG_OP_UPDATE) {
         res->skip_reason = "operation is not evaluated";
         return 0;
@@ -355,7 +378,7 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         goto fail;
     }
     object_actions(policy, rv, rv->object, ns, actions, &ex);
-    rc = evaluate(policy, rv, opts, res->kind, rv->object,
+    rc = evaluate(policy, rv, opts, res->kind, ns, rv->object,
                   rv->op == TG_OP_UPDATE ? rv->old_object : NULL, actions, &ex, &res->findings,
                   opts->mutate ? &res->patch : NULL, notes);
     if (rc == 0)

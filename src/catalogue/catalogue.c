@@ -101,6 +101,21 @@ bool tg_kind_update_immutable(enum tg_kind kind)
     }
     return false;
 }
+
+bool tg_kind_create_only(enum tg_kind kind)
+{
+    static const enum tg_kind only[] = {
+#define TG_CREATE_ONLY(id) TG_KIND_##id,
+#include "catalogue/kinds.def"
+#undef TG_CREATE_ONLY
+        TG_KIND_UNKNOWN, /* keeps the array non-empty */
+    };
+    for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++) {
+        if (only[i] == kind && kind != TG_KIND_UNKNOWN)
+            return true;
+    }
+    return false;
+}
 #undef TG_KIND
 #undef TG_API
 #undef TEMPLATE

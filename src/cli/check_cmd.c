@@ -1,14 +1,21 @@
-/* check_cmd.c -- `trainguard check`: the admission engine, offline, on manifest files. */
-#include <dirent.h>
+/* check_cmd.c -- `trainguard check`: the admission engine, offline, on manifest files (SPEC 1, 12).
+ *
+ * Input: files, directories (walked: tg/check_walk.h) and - for stdin; every document, kind: List
+ * expanded into its items. Every object goes through the pipeline as a CREATE; what it says is
+ * gathered in a CheckReport (tg/check_report.h), from which every output format is made. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tg/check_cmd.h"
+#include "tg/check_junit.h"
+#include "tg/check_policyreport.h"
+#include "tg/check_report.h"
+#include "tg/check_sarif.h"
+#include "tg/check_walk.h"
 #include "tg/patch.h"
 #include "tg/pipeline.h"
 #include "tg/policy.h"
@@ -17,43 +24,40 @@
 #include "tg/yaml_emit.h"
 #include "tg/yaml_json.h"
 
-/* A manifest file is kilobytes; a whole rendered chart a few MiB. 64 MiB stops a wrong file
- * (an image, a log) from eating memory while leaving every real input room. */
-#define TG_CHECK_MAX_BYTES (64u * 1024 * 1024)
+/* A manifest file is kilobytes; a whole rendered chart or `kubectl get -A -o json` of a large
+ * cluster tens of MiB. 256 MiB stops a wrong file (an image, a log) from eating memory while
+ * leaving every real input room. */
+#define TG_CHECK_MAX_BYTES (256u * 1024 * 1024)
 /* kind: List inside kind: List is legal; real files nest at most once. */
 #define TG_CHECK_MAX_LIST_DEPTH 8
 /* "file:doc.items[N]" for messages: a path plus the item path. */
-#define PATH_MAX_LABEL 4200
+#define LABEL_MAX 4200
 
-enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_HELP };
+enum check_format { FMT_TEXT, FMT_JSON, FMT_JUNIT, FMT_SARIF, FMT_POLICYREPORT };
+static const char *const format_names[] = {"text", "json", "junit", "sarif", "policyreport"};
+
+enum { OPT_OUTPUT = 256, OPT_MUTATE, OPT_CONFIG, OPT_MODE, OPT_FAIL_ON, OPT_HELP };
 
 static const struct option options[] = {
-    {"output", required_argument, NULL, OPT_OUTPUT}, {"mutate", no_argument, NULL, OPT_MUTATE},
-    {"config", required_argument, NULL, OPT_CONFIG}, {"mode", required_argument, NULL, OPT_MODE},
-    {"help", no_argument, NULL, OPT_HELP},           {NULL, 0, NULL, 0},
-};
-
-/* Where an object sits: file, 1-based document, path of a List item ("" for the document itself)
- * and the line where the document starts. */
-struct where {
-    const char *file;
-    size_t doc;
-    char item[96];
-    int line;
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"mutate", no_argument, NULL, OPT_MUTATE},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+    {"recursive", no_argument, NULL, 'R'},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 struct check_run {
     const struct tg_policy *policy;
     struct tg_pipeline_opts opts;
-    bool json;
+    enum check_format format;
+    enum tg_action fail_on; /* --fail-on: TG_ACTION_DENY or TG_ACTION_WARN */
     bool mutate;
-    FILE *report;    /* text findings: stdout, or stderr with --mutate (stdout is YAML) */
-    json_t *results; /* --output json */
-    bool first_yaml;
-    /* counters for the summary */
-    unsigned files, docs, objects, evaluated, denied, deny_findings, warn_findings, audit_findings;
-    unsigned errors, skipped;
-    bool unreadable;
+    FILE *text;      /* text findings and summary: stdout, or stderr when stdout is not text */
+    bool first_yaml; /* --mutate text: no "---" before the first manifest */
+    struct tg_check_report rep;
 };
 
 static void usage(FILE *out)
@@ -63,128 +67,126 @@ static void usage(FILE *out)
         "usage: trainguard check [OPTIONS] FILE|DIR|-...\n"
         "\n"
         "Runs the admission engine of `serve` offline on YAML or JSON manifests: every\n"
-        "document of every file (kind: List expanded, empty documents skipped), as a CREATE.\n"
-        "A directory means its *.yaml, *.yml and *.json files; - reads stdin.\n"
+        "document of every file (kind: List expanded into its items, empty documents\n"
+        "skipped), as a CREATE. A directory means every *.yaml, *.yml and *.json file below\n"
+        "it (hidden files and directories skipped, byte order of names); - reads stdin, e.g.\n"
+        "`kubectl get mpijobs,pods -A -o json | trainguard check -`.\n"
         "\n"
-        "  -o, --output text|json       text: one line per finding,\n"
-        "                               FILE:DOC KIND/NAME: DENY|WARN|AUDIT [rule] field: message\n"
-        "                               json: an array with one entry per object\n"
+        "  -o, --output FORMAT          text (default): one line per finding,\n"
+        "                                 FILE:DOC KIND NAMESPACE/NAME: DENY|WARN|AUDIT [rule]\n"
+        "                                 field: message\n"
+        "                               json: the trainguard.dev/v1 CheckReport\n"
+        "                               junit: JUnit XML (GitLab, Jenkins test reports)\n"
+        "                               sarif: SARIF 2.1.0 (GitHub code scanning)\n"
+        "                               policyreport: wgpolicyk8s.io/v1alpha2 PolicyReports\n"
+        "  --fail-on deny|warn          exit 1 when a finding of a rule acting at deny (or at\n"
+        "                               warn too) is found, whatever the mode (default deny)\n"
         "  --mutate                     also run the mutators and print the mutated manifests\n"
-        "                               as YAML on stdout (findings then go to stderr)\n"
+        "                               as YAML on stdout (findings and notes go to stderr);\n"
+        "                               with -o json, each result carries them instead\n"
         "  --config FILE                policy file (default: the embedded policy)\n"
-        "  --mode enforce|warn|audit    override the policy's mode\n"
+        "  --mode enforce|warn|audit    override the policy's mode (labels and `allowed`)\n"
+        "  -R, --recursive              accepted for kubectl habits: directories always recurse\n"
         "  --help                       this text\n"
         "\n"
-        "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List;\n"
-        "in JSON, \"doc\" and \"item\"). Problems with a document go to stderr (in JSON,\n"
-        "entries with \"error\").\n"
-        "A document that does not parse (YAML error, duplicate key, unrendered Go template)\n"
-        "is reported as FILE:DOC line L, column C: reason and the run goes on; so is a\n"
-        "document that is not a Kubernetes object (it is skipped).\n"
+        "DOC is the 1-based document index in the file (DOC.items[N] for an item of a List).\n"
+        "Errors (a file that cannot be read, a document that does not parse: YAML error,\n"
+        "duplicate key, unrendered template) and documents that are not Kubernetes objects\n"
+        "(ignored) are reported on stderr as FILE:DOC line L, column C: reason; the run goes\n"
+        "on. The summary goes to stdout with text output, to stderr otherwise.\n"
         "\n"
-        "Exit status: 0 nothing would be denied; 1 something would be denied (enforce mode);\n"
-        "2 bad usage, a file that cannot be read, or a document that cannot be parsed (input\n"
-        "that could not be checked never passes silently).\n");
+        "Exit status: 0 nothing fails; 1 a finding fails the run (--fail-on); 2 bad usage,\n"
+        "nothing readable to check, a directory without manifests, a file that cannot be\n"
+        "read or a document that cannot be parsed (also when something failed: input that\n"
+        "could not be checked never passes silently).\n");
 }
 
-static const char *object_name(json_t *obj)
+/* ---- what the run reports as it goes --------------------------------------------------------- */
+
+/* Prints the last entry of an errors or ignored list on stderr. */
+static void print_problem(const json_t *list, const char *suffix)
 {
-    json_t *meta = json_object_get(obj, "metadata");
-    const char *name = json_string_value(json_object_get(meta, "name"));
+    const json_t *e = json_array_get(list, json_array_size(list) - 1);
+    json_int_t line = json_integer_value(json_object_get(e, "line"));
+    json_int_t col = json_integer_value(json_object_get(e, "column"));
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    char lab[LABEL_MAX];
 
-    if (name && *name)
-        return name;
-    name = json_string_value(json_object_get(meta, "generateName"));
-    return name && *name ? name : "<unnamed>";
-}
-
-static const char *str_or(json_t *obj, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-
-    return s && *s ? s : dflt;
-}
-
-/* How a finding shows under the effective mode: warn mode downgrades, audit only records. */
-static const char *finding_label(const struct tg_result *res, const struct tg_finding *f,
-                                 bool upper)
-{
-    if (res->mode == TG_MODE_AUDIT)
-        return upper ? "AUDIT" : "audit";
-    if (f->action == TG_ACTION_DENY && res->mode == TG_MODE_ENFORCE)
-        return upper ? "DENY" : "deny";
-    return upper ? "WARN" : "warn";
-}
-
-static void count_finding(struct check_run *r, const struct tg_result *res,
-                          const struct tg_finding *f)
-{
-    if (res->mode == TG_MODE_AUDIT)
-        r->audit_findings++;
-    else if (f->action == TG_ACTION_DENY && res->mode == TG_MODE_ENFORCE)
-        r->deny_findings++;
-    else
-        r->warn_findings++;
-}
-
-/* "file:doc" or "file:doc.items[N]" */
-static const char *label(const struct where *w, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s:%zu%s%s", w->file, w->doc, w->item[0] ? "." : "", w->item);
-    return buf;
-}
-
-/* The JSON entry of one document or item: {file, doc[, item]}. NULL on ENOMEM. */
-static json_t *json_where(const struct where *w)
-{
-    json_t *e = json_pack("{s:s, s:I}", "file", w->file, "doc", (json_int_t)w->doc);
-
-    if (e && w->item[0] && json_object_set_new(e, "item", json_string(w->item))) {
-        json_decref(e);
-        return NULL;
+    fflush(stdout); /* keep findings and problems in order on a terminal or in a CI log */
+    if (!json_object_get(e, "doc")) {
+        fprintf(stderr, "trainguard check: %s: %s%s\n",
+                json_string_value(json_object_get(e, "file")), msg, suffix);
+        return;
     }
-    return e;
+    tg_check_label(e, lab, sizeof(lab));
+    if (line > 0 && (col > 0 || !json_object_get(e, "item")))
+        fprintf(stderr, "%s line %" JSON_INTEGER_FORMAT ", column %" JSON_INTEGER_FORMAT ": %s%s\n",
+                lab, line, col > 0 ? col : 1, msg, suffix);
+    else
+        fprintf(stderr, "%s %s%s\n", lab, msg, suffix);
 }
 
-/* A document-level problem: text on stderr, or an entry in the JSON array. msg starts with
- * "line L, column C: " when it has a position. */
-static int report_error(struct check_run *r, const struct where *w, const char *msg, bool fatal)
+static int add_error(struct check_run *r, const struct tg_check_where *w, const char *msg)
 {
-    char clean[512], lab[PATH_MAX_LABEL];
-    json_t *e;
-
-    tg_text_sanitize(msg, clean, sizeof(clean), 400);
-    if (fatal)
-        r->errors++;
-    else
-        r->skipped++;
-    if (r->json) {
-        if (!(e = json_where(w)))
-            return -ENOMEM;
-        if (json_object_set_new(e, "error", json_string(clean)) ||
-            json_object_set_new(e, "skipped", json_boolean(!fatal))) {
-            json_decref(e);
-            return -ENOMEM;
-        }
-        return json_array_append_new(r->results, e) ? -ENOMEM : 0;
-    }
-    fflush(stdout); /* keep the order of findings and errors on a terminal or in a CI log */
-    fprintf(stderr, "%s %s\n", label(w, lab, sizeof(lab)), clean);
+    if (tg_check_report_add_error(&r->rep, w, msg) < 0)
+        return -ENOMEM;
+    print_problem(r->rep.errors, "");
     return 0;
 }
 
-/* A skipped document or item: it parsed but is not something the engine can evaluate. */
-static int report_skip(struct check_run *r, const struct where *w, const char *why)
+/* A document or item that parsed but is not something the engine can evaluate. */
+static int add_ignored(struct check_run *r, const struct tg_check_where *w, const char *why)
 {
     char msg[400];
 
-    if (w->item[0])
-        snprintf(msg, sizeof(msg), "not a Kubernetes object (%s); skipped", why);
-    else
-        snprintf(msg, sizeof(msg), "line %d, column 1: not a Kubernetes object (%s); skipped",
-                 w->line, why);
-    return report_error(r, w, msg, false);
+    snprintf(msg, sizeof(msg), "not a Kubernetes object (%s)", why);
+    if (tg_check_report_add_ignored(&r->rep, w, msg) < 0)
+        return -ENOMEM;
+    print_problem(r->rep.ignored, "; ignored");
+    return 0;
 }
+
+/* "KIND NAMESPACE/NAME" of a results entry, sanitized: no manifest may forge an output line. */
+static const char *object_label(const json_t *e, char *buf, size_t len)
+{
+    char kind[128], ns[260], name[300];
+    const char *n = json_string_value(json_object_get(e, "name"));
+    const char *nspace = json_string_value(json_object_get(e, "namespace"));
+
+    tg_text_sanitize(json_string_value(json_object_get(e, "kind")), kind, sizeof(kind), 63);
+    tg_text_sanitize(nspace ? nspace : "", ns, sizeof(ns), 63);
+    tg_text_sanitize(n && *n ? n : "<unnamed>", name, sizeof(name), 253);
+    snprintf(buf, len, "%s %s%s%s", *kind ? kind : "?", ns, *ns ? "/" : "", name);
+    return buf;
+}
+
+/* Text lines of one results entry: findings to r->text, mutator notes to stderr. */
+static void print_result(struct check_run *r, const json_t *e)
+{
+    char lab[LABEL_MAX], obj[720], line[TG_FIELD_MAX + TG_MSG_MAX + 64];
+    const json_t *f;
+    size_t i;
+
+    tg_check_label(e, lab, sizeof(lab));
+    object_label(e, obj, sizeof(obj));
+    json_array_foreach (r->format == FMT_TEXT ? json_object_get(e, "findings") : NULL, i, f) {
+        const char *field = json_string_value(json_object_get(f, "field"));
+        const char *action = json_string_value(json_object_get(f, "action"));
+        char upper[8] = "";
+
+        for (size_t k = 0; action[k] && k + 1 < sizeof(upper); k++)
+            upper[k] = (char)(action[k] - 32);
+        snprintf(line, sizeof(line), "[%s] %s%s%s", json_string_value(json_object_get(f, "rule")),
+                 field, *field ? ": " : "", json_string_value(json_object_get(f, "message")));
+        fprintf(r->text, "%s %s: %s %s\n", lab, obj, upper, line);
+    }
+    json_array_foreach (json_object_get(e, "notes"), i, f) {
+        fflush(stdout);
+        fprintf(stderr, "%s %s: NOTE %s\n", lab, obj, json_string_value(f));
+    }
+}
+
+/* ---- checking -------------------------------------------------------------------------------- */
 
 static int emit_yaml(struct check_run *r, const json_t *obj)
 {
@@ -210,110 +212,62 @@ static json_t *mutated(json_t *obj, const struct tg_result *res, char *err, size
     return copy;
 }
 
-static int report_text(struct check_run *r, const struct where *wh, json_t *obj,
-                       const struct tg_result *res)
+/* --mutate: *out gets the mutated object; with -o json the entry carries patch and result. */
+static int mutate_object(struct check_run *r, const struct tg_check_where *w, json_t *obj,
+                         const struct tg_result *res, json_t *entry, json_t **out)
 {
-    char lab[PATH_MAX_LABEL];
-    char kind[128], name[300];
-    char line[TG_FIELD_MAX + TG_MSG_MAX + 64];
-    size_t i;
-    json_t *w;
+    char err[256], msg[320];
+    json_t *patched = mutated(obj, res, err, sizeof(err));
 
-    /* Names come from the manifest: no control character may forge an output line. */
-    tg_text_sanitize(str_or(obj, "kind", "?"), kind, sizeof(kind), 63);
-    tg_text_sanitize(object_name(obj), name, sizeof(name), 253);
-    for (size_t k = 0; k < res->findings.n; k++) {
-        const struct tg_finding *f = &res->findings.v[k];
-
-        tg_finding_format(f, line, sizeof(line));
-        fprintf(r->report, "%s %s/%s: %s %s\n", label(wh, lab, sizeof(lab)), kind, name,
-                finding_label(res, f, true), line);
+    if (!patched) {
+        *out = json_incref(obj);
+        snprintf(msg, sizeof(msg), "the patch does not apply: %s", err);
+        return add_error(r, w, msg);
     }
-    /* Mutator remarks (not findings) reach users as warnings; show them too. */
-    json_array_foreach (res->warnings, i, w) {
-        const char *s = json_string_value(w);
-
-        if (s && s[0] != '[')
-            fprintf(r->report, "%s %s/%s: NOTE %s\n", label(wh, lab, sizeof(lab)), kind, name, s);
-    }
+    *out = patched;
+    if (r->format != FMT_JSON)
+        return 0;
+    if (json_object_set(entry, "patch", res->patch.ops) ||
+        (res->would_patch && json_object_set(entry, "wouldPatch", res->would_patch)) ||
+        json_object_set(entry, "mutated", patched))
+        return -ENOMEM;
     return 0;
 }
 
-static int report_json(struct check_run *r, const struct where *wh, json_t *obj,
-                       const struct tg_result *res, json_t *patched)
-{
-    json_t *e, *fs = json_array();
-
-    if (!fs)
-        return -ENOMEM;
-    for (size_t k = 0; k < res->findings.n; k++) {
-        const struct tg_finding *f = &res->findings.v[k];
-
-        if (json_array_append_new(fs, json_pack("{s:s, s:s, s:s, s:s}", "rule", f->rule, "action",
-                                                finding_label(res, f, false), "field", f->field,
-                                                "message", f->message))) {
-            json_decref(fs);
-            return -ENOMEM;
-        }
-    }
-    e = json_where(wh);
-    if (!e ||
-        json_object_update_new(
-            e, json_pack("{s:s, s:s, s:s, s:b, s:b, s:o}", "kind", str_or(obj, "kind", ""), "name",
-                         object_name(obj), "apiVersion", str_or(obj, "apiVersion", ""), "allowed",
-                         res->allowed, "evaluated", res->evaluated, "findings", fs))) {
-        json_decref(e);
-        return -ENOMEM;
-    }
-    if (!res->evaluated && res->skip_reason)
-        json_object_set_new(e, "skipReason", json_string(res->skip_reason));
-    if (r->mutate) {
-        json_object_set(e, "patch", res->patch.ops);
-        if (res->would_patch)
-            json_object_set(e, "wouldPatch", res->would_patch);
-        if (patched)
-            json_object_set(e, "mutated", patched);
-    }
-    return json_array_append_new(r->results, e) ? -ENOMEM : 0;
-}
-
-/* Evaluates one object. With --mutate, *out gets the mutated object (a new reference; the object
- * itself when it is not evaluated or cannot be patched), so that every document can be printed. */
-static int check_object(struct check_run *r, const struct where *wh, json_t *obj, json_t **out)
+/* Evaluates one object. *out gets a new reference to what --mutate prints for it (the mutated
+ * object, or the object itself when it is not evaluated or cannot be patched). */
+static int check_object(struct check_run *r, const struct tg_check_where *w, json_t *obj,
+                        json_t **out)
 {
     struct tg_review rv;
     struct tg_result res;
     char err[256];
-    json_t *patched = NULL;
+    json_t *entry;
     int rc;
 
+    *out = NULL;
     if (tg_review_from_object(obj, &rv, err, sizeof(err)) < 0) {
         *out = json_incref(obj);
-        return report_skip(r, wh, err);
+        return add_ignored(r, w, err);
     }
-    r->objects++;
+    r->rep.objects++;
     rc = tg_pipeline_run(r->policy, &rv, &r->opts, &res);
     if (rc < 0) {
         *out = json_incref(obj);
         snprintf(err, sizeof(err), "the engine could not decide: %s", strerror(-rc));
-        rc = rc == -ENOMEM ? -ENOMEM : report_error(r, wh, err, true);
+        rc = rc == -ENOMEM ? -ENOMEM : add_error(r, w, err);
         goto out_review;
     }
-    r->evaluated += res.evaluated;
-    r->denied += !res.allowed;
-    for (size_t k = 0; k < res.findings.n; k++)
-        count_finding(r, &res, &res.findings.v[k]);
-    if (r->mutate && !(patched = mutated(obj, &res, err, sizeof(err)))) {
-        char msg[320];
-
-        *out = json_incref(obj);
-        snprintf(msg, sizeof(msg), "the patch does not apply: %s", err);
-        rc = report_error(r, wh, msg, true);
-        goto out_result;
+    entry = tg_check_report_add_result(&r->rep, w, obj, &res);
+    if (!entry)
+        rc = -ENOMEM;
+    else if (r->mutate)
+        rc = mutate_object(r, w, obj, &res, entry, out);
+    if (rc == 0) {
+        print_result(r, entry);
+        if (!*out)
+            *out = json_incref(obj);
     }
-    rc = r->json ? report_json(r, wh, obj, &res, patched) : report_text(r, wh, obj, &res);
-    *out = patched ? patched : json_incref(obj);
-out_result:
     tg_result_release(&res);
 out_review:
     tg_review_release(&rv);
@@ -330,191 +284,286 @@ static bool is_list(json_t *obj)
            json_is_array(json_object_get(obj, "items"));
 }
 
-/* Checks a document or List item; *out as for check_object (a List keeps its shape, with each
- * item replaced by its mutated form). */
-static int check_value(struct check_run *r, const struct where *wh, json_t *v, int depth,
-                       json_t **out)
+/* Where item i of the List at w sits: its index in the outermost List, and for a nested List the
+ * whole path. */
+static void item_where(const struct tg_check_where *w, size_t i, int depth,
+                       struct tg_check_where *sub)
 {
-    json_t *items, *item, *newitems, *list;
-    size_t i;
-
-    *out = NULL;
-    if (!json_is_object(v) || !is_list(v) || depth >= TG_CHECK_MAX_LIST_DEPTH) {
-        if (json_is_object(v))
-            return check_object(r, wh, v, out);
-        *out = json_incref(v);
-        return report_skip(
-            r, wh, json_is_array(v) ? "the document is a list" : "the document is a scalar");
+    *sub = *w;
+    if (depth == 0) {
+        sub->item = (long)i;
+        sub->item_path[0] = '\0';
+        return;
     }
-    items = json_object_get(v, "items");
-    newitems = json_array();
-    list = json_copy(v);
-    if (!newitems || !list || json_object_set(list, "items", newitems) < 0)
-        goto fail;
-    json_array_foreach (items, i, item) {
-        struct where sub = *wh;
-        json_t *m = NULL;
-        int rc, n;
+    char outer[sizeof(sub->item_path)];
+    int n;
 
-        n = snprintf(sub.item, sizeof(sub.item), "%s%sitems[%zu]", wh->item, wh->item[0] ? "." : "",
-                     i);
-        if (n < 0 || (size_t)n >= sizeof(sub.item))
-            snprintf(sub.item, sizeof(sub.item), "items[%zu]", i); /* nested too deep */
-        rc = check_value(r, &sub, item, depth + 1, &m);
-        if (rc < 0 || !m || json_array_append_new(newitems, m) < 0) {
-            if (rc == 0)
-                rc = -ENOMEM;
-            json_decref(newitems);
-            json_decref(list);
-            return rc;
-        }
-    }
-    json_decref(newitems);
-    *out = list;
-    return 0;
-fail:
-    json_decref(newitems);
-    json_decref(list);
-    return -ENOMEM;
+    if (w->item_path[0])
+        snprintf(outer, sizeof(outer), "%s", w->item_path);
+    else
+        snprintf(outer, sizeof(outer), "items[%ld]", w->item);
+    n = snprintf(sub->item_path, sizeof(sub->item_path), "%s.items[%zu]", outer, i);
+    if (n < 0 || (size_t)n >= sizeof(sub->item_path))
+        snprintf(sub->item_path, sizeof(sub->item_path), "items[%ld]...items[%zu]", w->item, i);
 }
 
-static int check_file(struct check_run *r, const char *path)
+static int check_value(struct check_run *r, const struct tg_check_where *w, json_t *v, int depth,
+                       json_t **out);
+
+/* Checks every item of a List; *out is the List with each item replaced by what --mutate prints. */
+static int check_list(struct check_run *r, const struct tg_check_where *w, json_t *v, int depth,
+                      json_t **out)
 {
-    const char *file = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    json_t *items = json_object_get(v, "items"), *item;
+    json_t *newitems = json_array(), *list = json_copy(v);
+    size_t i;
+    int rc = 0;
+
+    if (!newitems || !list || json_object_set(list, "items", newitems) < 0)
+        rc = -ENOMEM;
+    json_array_foreach (items, i, item) {
+        struct tg_check_where sub;
+        json_t *m = NULL;
+
+        if (rc < 0)
+            break;
+        item_where(w, i, depth, &sub);
+        rc = check_value(r, &sub, item, depth + 1, &m);
+        if (rc == 0 && (!m || json_array_append_new(newitems, m) < 0))
+            rc = -ENOMEM;
+    }
+    json_decref(newitems);
+    if (rc < 0) {
+        json_decref(list);
+        return rc;
+    }
+    *out = list;
+    return 0;
+}
+
+/* Checks a document or List item; *out as for check_object. */
+static int check_value(struct check_run *r, const struct tg_check_where *w, json_t *v, int depth,
+                       json_t **out)
+{
+    *out = NULL;
+    if (json_is_object(v) && is_list(v) && depth < TG_CHECK_MAX_LIST_DEPTH)
+        return check_list(r, w, v, depth, out);
+    if (json_is_object(v))
+        return check_object(r, w, v, out);
+    *out = json_incref(v);
+    if (json_is_array(v))
+        return add_ignored(r, w, w->item < 0 ? "the document is a list" : "the item is a list");
+    return add_ignored(r, w, w->item < 0 ? "the document is a scalar" : "the item is a scalar");
+}
+
+static int check_docs(struct check_run *r, const char *file, const struct tg_yaml_docs *docs)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < docs->n && rc == 0; i++) {
+        const struct tg_yaml_doc *d = &docs->v[i];
+        struct tg_check_where w = {.file = file, .doc = d->index + 1, .item = -1, .line = d->line};
+        json_t *out = NULL;
+
+        if (d->empty)
+            continue;
+        r->rep.documents++;
+        if (!d->value) {
+            rc = add_error(r, &w, d->error);
+            continue;
+        }
+        rc = check_value(r, &w, d->value, 0, &out);
+        if (rc == 0 && r->mutate && r->format == FMT_TEXT && out)
+            rc = emit_yaml(r, out);
+        json_decref(out);
+    }
+    return rc;
+}
+
+/* The walk's file callback: reads, splits and checks one file. */
+static int check_file(void *ctx, const char *path)
+{
+    struct check_run *r = ctx;
+    const char *file = strcmp(path, "-") == 0 ? TG_CHECK_STDIN : path;
+    struct tg_check_where w = {.file = file, .item = -1};
     struct tg_yaml_docs docs;
     char err[256];
     size_t len = 0;
     char *text = tg_read_file(path, TG_CHECK_MAX_BYTES, &len, err, sizeof(err));
-    int rc = 0;
+    int rc;
 
-    r->files++;
-    if (!text) {
-        fprintf(stderr, "trainguard check: %s: %s\n", file, err);
-        r->unreadable = true;
-        return 0;
-    }
+    r->rep.files++;
+    if (!text)
+        return add_error(r, &w, err);
+    r->rep.readable++;
     if (tg_yaml_parse_stream(text, len, &docs) < 0) {
         free(text);
         return -ENOMEM;
     }
-    for (size_t i = 0; i < docs.n && rc == 0; i++) {
-        const struct tg_yaml_doc *d = &docs.v[i];
-        struct where w = {.file = file, .doc = d->index + 1, .line = d->line};
-
-        if (d->empty)
-            continue;
-        r->docs++;
-        if (!d->value) {
-            rc = report_error(r, &w, d->error, true);
-        } else {
-            json_t *out = NULL;
-
-            rc = check_value(r, &w, d->value, 0, &out);
-            if (rc == 0 && r->mutate && !r->json && out)
-                rc = emit_yaml(r, out);
-            json_decref(out);
-        }
-    }
+    rc = check_docs(r, file, &docs);
     tg_yaml_docs_release(&docs);
     free(text);
     return rc;
 }
 
-static int is_manifest_name(const struct dirent *e)
+static int walk_error(void *ctx, const char *path, const char *msg)
 {
-    size_t n = strlen(e->d_name);
+    struct tg_check_where w = {.file = path, .item = -1};
 
-    if (e->d_name[0] == '.')
-        return 0;
-    return (n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0) ||
-           (n > 4 && strcmp(e->d_name + n - 4, ".yml") == 0) ||
-           (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0);
+    return add_error(ctx, &w, msg);
 }
 
-/* A directory stands for its *.yaml, *.yml and *.json files, in name order (kubectl -f DIR,
- * without recursion). Anything else is read as a file. */
-static int check_path(struct check_run *r, const char *path)
+static int check_arg(struct check_run *r, const char *arg)
 {
-    struct stat st;
-    struct dirent **names = NULL;
-    int n, rc = 0;
+    static const struct tg_check_walk_ops ops = {check_file, walk_error};
+    struct tg_check_where w = {.file = arg, .item = -1};
+    long n = tg_check_walk(arg, &ops, r);
 
-    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return check_file(r, path);
-    n = scandir(path, &names, is_manifest_name, alphasort);
-    if (n < 0) {
-        fprintf(stderr, "trainguard check: %s: %s\n", path, strerror(errno));
-        r->unreadable = true;
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {
-        char full[4096];
-        int len = snprintf(full, sizeof(full), "%s%s%s", path,
-                           path[strlen(path) - 1] == '/' ? "" : "/", names[i]->d_name);
+    if (n == 0)
+        return add_error(r, &w,
+                         "no *.yaml, *.yml or *.json file in this directory (hidden files and "
+                         "directories are skipped)");
+    return n < 0 ? (int)n : 0;
+}
 
-        if (rc == 0 && len > 0 && (size_t)len < sizeof(full))
-            rc = check_file(r, full);
-        free(names[i]);
+/* ---- results --------------------------------------------------------------------------------- */
+
+static bool run_fails(const struct check_run *r)
+{
+    return r->rep.rule_deny > 0 || (r->fail_on == TG_ACTION_WARN && r->rep.rule_warn > 0);
+}
+
+static void print_summary(const struct check_run *r, FILE *out)
+{
+    const struct tg_check_report *p = &r->rep;
+    unsigned failing = p->rule_deny + (r->fail_on == TG_ACTION_WARN ? p->rule_warn : 0);
+    size_t errors = json_array_size(p->errors);
+
+    fprintf(out,
+            "trainguard check: %u file%s, %u document%s, %u object%s (%u evaluated, %u skipped): "
+            "%u would be denied; findings: %u deny, %u warn, %u audit; %zu error%s, %zu ignored",
+            p->files, p->files == 1 ? "" : "s", p->documents, p->documents == 1 ? "" : "s",
+            p->objects, p->objects == 1 ? "" : "s", p->evaluated, p->skipped, p->denied,
+            p->shown_deny, p->shown_warn, p->shown_audit, errors, errors == 1 ? "" : "s",
+            json_array_size(p->ignored));
+    if (errors)
+        fprintf(out, ": ERROR (input that could not be checked)\n");
+    else if (failing)
+        fprintf(out, ": FAIL (%u finding%s at --fail-on %s or above)\n", failing,
+                failing == 1 ? "" : "s", r->fail_on == TG_ACTION_WARN ? "warn" : "deny");
+    else
+        fprintf(out, ": PASS\n");
+}
+
+/* Writes the report in the chosen machine format to stdout. 0 or -ENOMEM / -EIO. */
+static int write_report(const struct check_run *r)
+{
+    json_t *report = tg_check_report_json(&r->rep), *doc = NULL;
+    int rc = 0;
+
+    if (!report)
+        return -ENOMEM;
+    if (r->format == FMT_JUNIT) {
+        rc = tg_check_junit_write(report, r->fail_on, stdout);
+        json_decref(report);
+        return rc;
     }
-    free(names);
+    if (r->format == FMT_JSON)
+        doc = json_incref(report);
+    else if (r->format == FMT_SARIF)
+        doc = tg_check_sarif(report);
+    else
+        doc = tg_check_policyreport(report, NULL);
+    if (!doc)
+        rc = -ENOMEM;
+    else if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+             fputc('\n', stdout) == EOF)
+        rc = -EIO;
+    json_decref(doc);
+    json_decref(report);
     return rc;
 }
 
-static void print_summary(const struct check_run *r)
+/* ---- arguments ------------------------------------------------------------------------------- */
+
+static int parse_format(const char *s, enum check_format *out)
 {
-    fprintf(r->report,
-            "trainguard check: %u file%s, %u document%s, %u object%s (%u evaluated): %u would be "
-            "denied; findings: %u deny, %u warn, %u audit; %u error%s, %u skipped\n",
-            r->files, r->files == 1 ? "" : "s", r->docs, r->docs == 1 ? "" : "s", r->objects,
-            r->objects == 1 ? "" : "s", r->evaluated, r->denied, r->deny_findings, r->warn_findings,
-            r->audit_findings, r->errors, r->errors == 1 ? "" : "s", r->skipped);
+    for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+        if (strcmp(s, format_names[i]) == 0) {
+            *out = (enum check_format)i;
+            return 0;
+        }
+    }
+    fprintf(stderr,
+            "trainguard check: --output must be text, json, junit, sarif or policyreport, not "
+            "'%s'\n",
+            s);
+    return -EINVAL;
 }
 
+static int parse_fail_on(const char *s, enum tg_action *out)
+{
+    if (strcmp(s, "deny") == 0 || strcmp(s, "warn") == 0) {
+        *out = s[0] == 'd' ? TG_ACTION_DENY : TG_ACTION_WARN;
+        return 0;
+    }
+    fprintf(stderr, "trainguard check: --fail-on must be deny or warn, not '%s'\n", s);
+    return -EINVAL;
+}
+
+static int parse_option(int c, struct check_run *r, const char **config, char **argv)
+{
+    switch (c) {
+    case 'o':
+    case OPT_OUTPUT:
+        return parse_format(optarg, &r->format);
+    case OPT_FAIL_ON:
+        return parse_fail_on(optarg, &r->fail_on);
+    case OPT_MUTATE:
+        r->mutate = true;
+        return 0;
+    case 'R':
+        return 0;
+    case OPT_CONFIG:
+        *config = optarg;
+        return 0;
+    case OPT_MODE:
+        if (tg_mode_parse(optarg, &r->opts.mode_override) < 0) {
+            fprintf(stderr, "trainguard check: --mode must be enforce, warn or audit, not '%s'\n",
+                    optarg);
+            return -EINVAL;
+        }
+        r->opts.has_mode_override = true;
+        return 0;
+    case 'h':
+    case OPT_HELP:
+        usage(stdout);
+        return 1;
+    default:
+        if (optopt && optopt < 256)
+            fprintf(stderr, "trainguard check: bad option -%c or missing value\n", optopt);
+        else
+            fprintf(stderr, "trainguard check: unknown option or missing value: %s\n",
+                    argv[optind - 1]);
+        return -EINVAL;
+    }
+}
+
+/* 0 to run, 1 when --help was answered, -EINVAL on bad usage (said on stderr). */
 static int parse_args(int argc, char **argv, struct check_run *r, const char **config)
 {
-    int c;
+    int c, rc;
 
     optind = 0; /* GNU getopt: full re-initialisation (check may run twice in one process) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-        case OPT_OUTPUT:
-            if (strcmp(optarg, "json") == 0) {
-                r->json = true;
-            } else if (strcmp(optarg, "text") != 0) {
-                fprintf(stderr, "trainguard check: --output must be text or json, not '%s'\n",
-                        optarg);
-                return -EINVAL;
-            }
-            break;
-        case OPT_MUTATE:
-            r->mutate = true;
-            break;
-        case OPT_CONFIG:
-            *config = optarg;
-            break;
-        case OPT_MODE:
-            if (tg_mode_parse(optarg, &r->opts.mode_override) < 0) {
-                fprintf(stderr,
-                        "trainguard check: --mode must be enforce, warn or audit, not '%s'\n",
-                        optarg);
-                return -EINVAL;
-            }
-            r->opts.has_mode_override = true;
-            break;
-        case 'h':
-        case OPT_HELP:
-            usage(stdout);
-            return 1;
-        default:
-            if (optopt && optopt < 256)
-                fprintf(stderr, "trainguard check: bad option -%c or missing value\n", optopt);
-            else
-                fprintf(stderr, "trainguard check: unknown option or missing value: %s\n",
-                        argv[optind - 1]);
-            return -EINVAL;
-        }
+    while ((c = getopt_long(argc, argv, "o:hR", options, NULL)) != -1) {
+        if ((rc = parse_option(c, r, config, argv)) != 0)
+            return rc;
+    }
+    if (r->mutate && r->format != FMT_TEXT && r->format != FMT_JSON) {
+        fprintf(stderr, "trainguard check: --mutate prints manifests on stdout; it goes with "
+                        "--output text or json only\n");
+        return -EINVAL;
     }
     if (optind >= argc) {
         fprintf(stderr, "trainguard check: no input files (use - for stdin)\n");
@@ -523,9 +572,26 @@ static int parse_args(int argc, char **argv, struct check_run *r, const char **c
     return 0;
 }
 
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static int run_inputs(struct check_run *r, int argc, char **argv)
+{
+    for (int i = optind; i < argc; i++) {
+        int rc = check_arg(r, argv[i]);
+
+        if (rc < 0)
+            return rc;
+    }
+    if (r->rep.readable == 0) {
+        fflush(stdout);
+        fprintf(stderr, "trainguard check: nothing was checked: no readable manifest file\n");
+    }
+    return 0;
+}
+
 int tg_cmd_check(int argc, char **argv)
 {
-    struct check_run r = {.first_yaml = true};
+    struct check_run r = {.first_yaml = true, .fail_on = TG_ACTION_DENY};
     const char *config = NULL;
     struct tg_policy *policy = NULL;
     char err[512];
@@ -533,42 +599,30 @@ int tg_cmd_check(int argc, char **argv)
 
     rc = parse_args(argc, argv, &r, &config);
     if (rc != 0) {
-        if (rc > 0)
-            return 0;
-        fprintf(stderr, "Try 'trainguard check --help'.\n");
-        return 2;
+        if (rc < 0)
+            fprintf(stderr, "Try 'trainguard check --help'.\n");
+        return rc > 0 ? 0 : 2;
     }
     r.opts.offline = true;
     r.opts.mutate = r.mutate;
-    r.report = r.mutate ? stderr : stdout;
+    r.text = r.format == FMT_TEXT && !r.mutate ? stdout : stderr;
     policy = config ? tg_policy_load_file(config, err, sizeof(err)) : tg_policy_new_default();
     if (!policy) {
         fprintf(stderr, "trainguard check: %s\n", config ? err : "out of memory");
         return 2;
     }
     r.policy = policy;
-    if (r.json && !(r.results = json_array()))
+    if (tg_check_report_init(&r.rep) < 0 || (rc = run_inputs(&r, argc, argv)) < 0 ||
+        (r.format != FMT_TEXT && (rc = write_report(&r)) < 0)) {
+        fprintf(stderr, "trainguard check: %s\n", strerror(rc < 0 ? -rc : ENOMEM));
         goto out;
-    for (int i = optind; i < argc; i++) {
-        if ((rc = check_path(&r, argv[i])) < 0) {
-            fprintf(stderr, "trainguard check: %s\n", strerror(-rc));
-            goto out;
-        }
     }
-    if (r.json) {
-        /* stdout is the JSON array alone (with --mutate each entry carries "mutated"); the
-         * summary goes to stderr. */
-        if (json_dumpf(r.results, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-            goto out;
-        fputc('\n', stdout);
-        r.report = stderr;
-    }
-    print_summary(&r);
+    print_summary(&r, r.text);
     if (fflush(stdout) != 0)
         goto out;
-    status = r.unreadable || r.errors ? 2 : r.denied ? 1 : 0;
+    status = json_array_size(r.rep.errors) || r.rep.readable == 0 ? 2 : run_fails(&r) ? 1 : 0;
 out:
-    json_decref(r.results);
+    tg_check_report_release(&r.rep);
     tg_policy_unref(policy);
     return status;
 }

@@ -96,6 +96,8 @@ static int check_one(const char *path)
     if (p) {
         printf("%s: valid (mode %s)\n", strcmp(path, "-") ? path : "<stdin>",
                tg_mode_name(p->mode));
+        if (p->warnings)
+            fprintf(stderr, "%s: warning: %s\n", strcmp(path, "-") ? path : "<stdin>", p->warnings);
         tg_policy_unref(p);
         rc = 0;
     } else {

@@ -64,31 +64,40 @@ bool tg_template_requests_efa(const struct tg_template *t)
 
 #define COUNT_CAP ((long long)1 << 40)
 
-/* The pod-level count over the containers whose value is a count; *bad tells whether some
- * written value was not. Returns whether any container writes the resource. */
+/* The pod-level count over the containers whose value is a count, as the scheduler computes a
+ * pod's effective request (docs/references.md#ref-k8s-sidecar-effective-requests): the app
+ * containers plus every native sidecar (init container with restartPolicy Always), or an ordinary
+ * init container plus the sidecars started before it, whichever is larger. *bad tells whether some
+ * written value was not a count. Returns whether any container writes the resource. */
 static bool template_sum(const struct tg_template *t, const char *name, long long *count, bool *bad)
 {
-    long long sum = 0, init_max = 0, n;
+    long long apps = 0, sidecars = 0, init_max = 0, n;
     bool seen = false;
     *bad = false;
     for (size_t i = 0; i < t->ncontainers; i++) {
-        int rc = tg_container_count(t->containers[i].c, name, &n);
-        if (rc == 0)
-            continue;
-        seen = true;
+        const struct tg_container *c = &t->containers[i];
+        int rc = tg_container_count(c->c, name, &n);
         if (rc < 0) {
-            *bad = true;
+            seen = *bad = true;
             continue;
         }
-        /* Saturate: no node has 2^40 of anything, and the sum must not overflow. */
+        if (rc == 0)
+            n = 0;
+        seen |= rc == 1;
+        /* Saturate: no node has 2^40 of anything, and the sums must not overflow. */
         if (n > COUNT_CAP)
             n = COUNT_CAP;
-        if (t->containers[i].init)
-            init_max = n > init_max ? n : init_max;
-        else
-            sum = sum + n > COUNT_CAP ? COUNT_CAP : sum + n;
+        if (!c->init) {
+            apps = apps + n > COUNT_CAP ? COUNT_CAP : apps + n;
+        } else if (c->sidecar) {
+            sidecars = sidecars + n > COUNT_CAP ? COUNT_CAP : sidecars + n;
+        } else {
+            long long during = sidecars + n > COUNT_CAP ? COUNT_CAP : sidecars + n;
+            init_max = during > init_max ? during : init_max;
+        }
     }
-    *count = sum > init_max ? sum : init_max;
+    long long running = apps + sidecars > COUNT_CAP ? COUNT_CAP : apps + sidecars;
+    *count = running > init_max ? running : init_max;
     return seen;
 }
 

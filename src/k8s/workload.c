@@ -1,5 +1,6 @@
 /* workload.c -- decode Pod, MPIJob, NodeSet, PodGroup and Volcano Job into one view of pod
- * templates plus the workload facts the rules read (SPEC section 3). */
+ * templates plus the workload facts the rules read (SPEC section 3), and the Karpenter NodePool
+ * and slurm-operator Controller into their facts (SPEC section 11). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ static int add_container(struct tg_template *t, json_t *c, const struct tg_path 
     k->c = c;
     k->path = *path;
     k->init = init;
+    const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
+    k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
     k->name = name ? name : fallback_name;
     return 0;
@@ -259,6 +262,188 @@ static int decode_podgroup(struct tg_eval *ev, struct tg_workload *wl, json_t *s
     return 0;
 }
 
+/* ---- Karpenter NodePool (karpenter.sh/v1) ---------------------------------------------------- */
+
+static struct tg_np_req *add_np_req(struct tg_nodepool *np)
+{
+    struct tg_np_req *v = realloc(np->reqs, (np->nreqs + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    np->reqs = v;
+    struct tg_np_req *r = &v[np->nreqs++];
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+/* requirements[i]: key, operator and the string values (others reported and left out). */
+static int read_np_requirement(struct tg_eval *ev, struct tg_nodepool *np, json_t *item,
+                               const struct tg_path *ip)
+{
+    struct tg_path vp, ep;
+    size_t i;
+    json_t *v;
+    if (!json_is_object(item)) {
+        if (ev)
+            tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, ip->field, "must be a requirement object");
+        return 0;
+    }
+    struct tg_np_req *r = add_np_req(np);
+    if (!r)
+        return -ENOMEM;
+    r->path = *ip;
+    const char *key = tg_get_string(ev, item, ip, "key");
+    const char *op = tg_get_string(ev, item, ip, "operator");
+    r->key = key ? key : "";
+    r->op = op ? op : "";
+    json_t *values = tg_get_array(ev, item, ip, "values");
+    if (json_array_size(values) == 0)
+        return 0;
+    if (!(r->values = calloc(json_array_size(values), sizeof(*r->values))))
+        return -ENOMEM;
+    tg_path_key(&vp, ip, "values");
+    json_array_foreach (values, i, v) {
+        if (json_is_string(v)) {
+            r->values[r->nvalues++] = json_string_value(v);
+        } else if (ev && !json_is_null(v)) {
+            tg_path_index(&ep, &vp, i);
+            tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, ep.field, "must be a string");
+        }
+    }
+    return 0;
+}
+
+/* spec.template.metadata.labels: each one is a requirement `key In [value]` for Karpenter. */
+static int read_np_labels(struct tg_eval *ev, struct tg_nodepool *np, json_t *meta,
+                          const struct tg_path *mp)
+{
+    struct tg_path lp;
+    const char *key;
+    json_t *v;
+    json_t *labels = tg_get_object(ev, meta, mp, "labels");
+    tg_path_key(&lp, mp, "labels");
+    json_object_foreach (labels, key, v) {
+        struct tg_path kp;
+        tg_path_key(&kp, &lp, key);
+        if (!json_is_string(v)) {
+            if (ev && !json_is_null(v))
+                tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, kp.field, "must be a string");
+            continue;
+        }
+        struct tg_np_req *r = add_np_req(np);
+        if (!r || !(r->values = calloc(1, sizeof(*r->values))))
+            return -ENOMEM;
+        r->key = key;
+        r->op = "In";
+        r->values[0] = json_string_value(v);
+        r->nvalues = 1;
+        r->label = true;
+        r->path = kp;
+    }
+    return 0;
+}
+
+/* Reads a budget's reasons list into a mask; absent or null means every reason. */
+static unsigned read_np_reasons(struct tg_eval *ev, json_t *budget, const struct tg_path *bp)
+{
+    static const char *const names[] = {"Underutilized", "Empty", "Drifted"};
+    unsigned mask = 0;
+    size_t i;
+    json_t *v;
+    json_t *reasons = tg_get_array(ev, budget, bp, "reasons");
+    if (!reasons)
+        return TG_NP_ALL_REASONS;
+    json_array_foreach (reasons, i, v) {
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            if (json_is_string(v) && !strcmp(json_string_value(v), names[k]))
+                mask |= 1u << k;
+        }
+    }
+    return mask;
+}
+
+static int read_np_budgets(struct tg_eval *ev, struct tg_nodepool *np, json_t *spec,
+                           const struct tg_path *sp)
+{
+    struct tg_path dp, lp, bp;
+    size_t i;
+    json_t *b;
+    json_t *disruption = tg_get_object(ev, spec, sp, "disruption");
+    tg_path_key(&dp, sp, "disruption");
+    json_t *budgets = tg_get_array(ev, disruption, &dp, "budgets");
+    tg_path_key(&lp, &dp, "budgets");
+    if (json_array_size(budgets) == 0)
+        return 0;
+    if (!(np->budgets = calloc(json_array_size(budgets), sizeof(*np->budgets))))
+        return -ENOMEM;
+    json_array_foreach (budgets, i, b) {
+        tg_path_index(&bp, &lp, i);
+        if (!json_is_object(b)) {
+            if (ev && !json_is_null(b))
+                tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, bp.field, "must be a budget object");
+            continue;
+        }
+        struct tg_np_budget *out = &np->budgets[np->nbudgets++];
+        const char *nodes = tg_get_string(ev, b, &bp, "nodes");
+        out->nodes = nodes ? nodes : "10%";
+        out->schedule = tg_get_string(ev, b, &bp, "schedule");
+        out->duration = tg_get_string(ev, b, &bp, "duration");
+        out->reasons = read_np_reasons(ev, b, &bp);
+        out->path = bp;
+    }
+    return 0;
+}
+
+static int decode_nodepool(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                           const struct tg_path *sp)
+{
+    struct tg_nodepool *np = &wl->np;
+    struct tg_path tp, mp, tsp, rp, ip;
+    size_t i;
+    json_t *item;
+    int rc;
+    json_t *tpl = tg_get_object(ev, spec, sp, "template");
+    tg_path_key(&tp, sp, "template");
+    json_t *meta = tg_get_object(ev, tpl, &tp, "metadata");
+    tg_path_key(&mp, &tp, "metadata");
+    json_t *tspec = tg_get_object(ev, tpl, &tp, "spec");
+    tg_path_key(&tsp, &tp, "spec");
+    json_t *reqs = tg_get_array(ev, tspec, &tsp, "requirements");
+    tg_path_key(&rp, &tsp, "requirements");
+    json_array_foreach (reqs, i, item) {
+        tg_path_index(&ip, &rp, i);
+        if (!json_is_null(item) && (rc = read_np_requirement(ev, np, item, &ip)) < 0)
+            return rc;
+    }
+    if ((rc = read_np_labels(ev, np, meta, &mp)) < 0)
+        return rc;
+    np->expire_after = tg_get_string(ev, tspec, &tsp, "expireAfter");
+    return read_np_budgets(ev, np, spec, sp);
+}
+
+/* ---- slurm-operator Controller (slinky.slurm.net/v1beta1) ------------------------------------ */
+
+static int decode_controller(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                             const struct tg_path *sp)
+{
+    struct tg_slurm_controller *c = &wl->ctl;
+    struct tg_path pp;
+    bool b;
+    if (tg_get_bool(ev, spec, sp, "external", &b) == 1)
+        c->external = b;
+    json_t *persistence = tg_get_object(ev, spec, sp, "persistence");
+    tg_path_key(&pp, sp, "persistence");
+    /* The CRD and the operator default enabled to true (internal/defaults/controller.go). */
+    c->persistence = true;
+    if (tg_get_bool(ev, persistence, &pp, "enabled", &b) == 1)
+        c->persistence = b;
+    const char *claim = tg_get_string(ev, persistence, &pp, "existingClaim");
+    c->existing_claim = claim ? claim : "";
+    c->extra_conf = tg_get_string(ev, spec, sp, "extraConf");
+    const char *cluster = tg_get_string(ev, spec, sp, "clusterName");
+    c->cluster_name = cluster && *cluster ? cluster : NULL;
+    return 0;
+}
+
 int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op, json_t *obj,
                        json_t *old_obj, struct tg_eval *ev)
 {
@@ -297,6 +482,10 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         return decode_vcjob(ev, wl, spec, &sp);
     case TG_KIND_PODGROUP:
         return decode_podgroup(ev, wl, spec, &sp);
+    case TG_KIND_NODEPOOL:
+        return decode_nodepool(ev, wl, spec, &sp);
+    case TG_KIND_SLURM_CONTROLLER:
+        return decode_controller(ev, wl, spec, &sp);
     case TG_KIND_UNKNOWN:
     case TG_KIND_COUNT:
         break;
@@ -311,6 +500,11 @@ void tg_workload_release(struct tg_workload *wl)
     free(wl->tpl);
     wl->tpl = NULL;
     wl->ntpl = 0;
+    for (size_t i = 0; i < wl->np.nreqs; i++)
+        free(wl->np.reqs[i].values);
+    free(wl->np.reqs);
+    free(wl->np.budgets);
+    memset(&wl->np, 0, sizeof(wl->np));
 }
 
 long long tg_workload_pod_count(const struct tg_workload *wl)

@@ -24,6 +24,7 @@ static void policy_free(struct tg_policy *p)
     for (size_t i = 0; i < p->nns_modes; i++)
         free(p->ns_modes[i].ns);
     free(p->ns_modes);
+    free(p->warnings);
     free_strv(p->zone_labels, p->nzone_labels);
     free_strv(p->zone_id_labels, p->nzone_id_labels);
     free_strv(p->narrow_topology_keys, p->nnarrow);

@@ -1144,6 +1144,37 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* Builds base + embedded default + text. The embedded default is itself loaded through here
  * (text == tg_embed_default_policy), without a second pass over it. */
+/* Rules whose action the loader caps, and why (SPEC 10: Volcano skips task minimums by design,
+ * so gang.task-minimums-skipped never denies). */
+static const struct {
+    enum tg_rule_id rule;
+    enum tg_action cap;
+    const char *why;
+} caps[] = {
+    {TG_RULE_GANG_TASK_MINIMUMS_SKIPPED, TG_ACTION_WARN,
+     "Volcano accepts a job minimum below the task minimums by design"},
+};
+
+/* Applies caps[] to p's actions, with one warning line per capped rule. 0 or -ENOMEM. */
+static int apply_caps(struct tg_policy *p)
+{
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+        if (p->actions[caps[i].rule] <= caps[i].cap)
+            continue;
+        p->actions[caps[i].rule] = caps[i].cap;
+        char line[256];
+        int n = snprintf(line, sizeof line, "rules.%s: capped at %s (%s)",
+                         tg_rule_defs[caps[i].rule].id, tg_action_name(caps[i].cap), caps[i].why);
+        size_t old = p->warnings ? strlen(p->warnings) : 0;
+        char *grown = realloc(p->warnings, old + (size_t)n + 2);
+        if (!grown)
+            return -ENOMEM;
+        p->warnings = grown;
+        snprintf(p->warnings + old, (size_t)n + 2, "%s%s", old ? "\n" : "", line);
+    }
+    return 0;
+}
+
 static struct tg_policy *load_text(const char *text, size_t len, const char *source,
                                    const char *prefix, char *err, size_t errlen)
 {
@@ -1162,6 +1193,10 @@ static struct tg_policy *load_text(const char *text, size_t len, const char *sou
         goto out_unref;
     if (apply_yaml(p, text ? text : "", text ? len : 0, prefix, err, errlen) != 0)
         goto out_unref;
+    if (apply_caps(p) < 0) {
+        set_err(err, errlen, "%sout of memory", prefix);
+        goto out_unref;
+    }
     return p;
 out_unref:
     tg_policy_unref(p);

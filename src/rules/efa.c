@@ -577,8 +577,13 @@ static void check_forwarded_provider(struct tg_eval *ev, const struct tg_templat
         return;
     for (size_t i = 0; i < nranks; i++) {
         struct tg_path fp;
-        char txt[VALUE_TEXT_MAX];
+        char txt[VALUE_TEXT_MAX], own[TG_ENV_VALUE_MAX];
         if (ranks[i] == lt || !tg_template_requests_efa(ranks[i]))
+            continue;
+        /* the rank template's own FI_PROVIDER of the same value is reported there */
+        json_t *rc0 = json_array_get(json_object_get(ranks[i]->spec, "containers"), 0);
+        const char *mine = tg_env_get(rc0, "FI_PROVIDER", own, sizeof(own), NULL);
+        if (mine && !strcmp(mine, v))
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");

@@ -192,6 +192,15 @@ static void gang_vcjob(struct tg_eval *ev)
                   min, t.members, t.members);
         return;
     }
+    /* Volcano treats the job as ready at its minimum and skips the task minimums when the job
+     * minimum is below their sum, by design (docs/references.md#ref-volcano-task-minimums-skipped):
+     * a warning, never a deny (SPEC 10). */
+    if (explicit_min && t.task_min_known && min < t.task_min)
+        tg_report_capped(ev, TG_RULE_GANG_TASK_MINIMUMS_SKIPPED, TG_ACTION_WARN, field,
+                         "%lld is below the %lld pods the task minimums add up to: Volcano then "
+                         "treats the job as ready at %lld pods and skips every task minimum; raise "
+                         "minAvailable to %lld or lower the task minimums",
+                         min, t.task_min, min, t.task_min);
     if (!vc->mpi_plugin)
         return;
     /* SPEC section 9: a Volcano Job is an all-or-nothing MPI workload when it uses the mpi plugin.
@@ -209,9 +218,8 @@ static void gang_vcjob(struct tg_eval *ev)
 /* ---- PodGroup ----------------------------------------------------------------------------------
  * A PodGroup alone says nothing of how many pods will join it, so its only member count is its
  * own minTaskMember. Volcano skips every per-task minimum when minMember is below their sum
- * (volcano-sh/volcano: pkg/scheduler/api/job_info.go CheckTaskValid, CheckTaskReady): the task
- * minimums the user wrote are then silently dropped. That is reported as min-exceeds-members on
- * spec.minTaskMember, with the numbers. */
+ * (volcano-sh/volcano: pkg/scheduler/api/job_info.go CheckTaskValid, CheckTaskReady), by design:
+ * gang.task-minimums-skipped on spec.minTaskMember, with the numbers (a warning, SPEC 10). */
 static void gang_podgroup(struct tg_eval *ev)
 {
     const struct tg_podgroup *pg = &ev->wl->pg;
@@ -242,10 +250,11 @@ static void gang_podgroup(struct tg_eval *ev)
         sum += n;
     }
     if (known && pg->has_min_member && count_ok(pg->min_member) && sum > pg->min_member) {
-        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, mp.field,
-                  "the entries add up to %lld pods, above minMember %lld: Volcano then ignores "
-                  "every per-task minimum and gangs only %lld pods; set minMember to %lld or more",
-                  sum, pg->min_member, pg->min_member, sum);
+        tg_report_capped(ev, TG_RULE_GANG_TASK_MINIMUMS_SKIPPED, TG_ACTION_WARN, mp.field,
+                         "the entries add up to %lld pods, above minMember %lld: Volcano then "
+                         "treats the group as ready at %lld pods and skips every per-task "
+                         "minimum; set minMember to %lld or more, or lower the task minimums",
+                         sum, pg->min_member, pg->min_member, sum);
     }
 }
 

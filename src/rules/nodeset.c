@@ -166,6 +166,31 @@ static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
               old, cur, old);
 }
 
+/* nodeset.slurmd-container: the operator's pod builder puts its own slurmd container (from
+ * spec.slurmd) first and appends the template's containers after it; container names are unique
+ * across init and regular containers of a pod, so a template container named slurmd makes a pod the
+ * API server refuses (SlinkyProject/slurm-operator internal/builder; kubernetes
+ * validateContainers; docs/references.md#ref-k8s-container-names-unique). */
+static void check_slurmd_container(struct tg_eval *ev)
+{
+    const struct tg_workload *wl = ev->wl;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        const struct tg_template *t = &wl->tpl[i];
+        for (size_t k = 0; k < t->ncontainers; k++) {
+            const struct tg_container *c = &t->containers[k];
+            struct tg_path np;
+            if (c->c == wl->ns.slurmd || strcmp(c->name, "slurmd"))
+                continue;
+            tg_path_key(&np, &c->path, "name");
+            tg_report(ev, TG_RULE_NODESET_SLURMD_CONTAINER, np.field,
+                      "slurmd is the name of the container the operator builds from spec.slurmd; "
+                      "the pod would have two containers named slurmd, which the API server "
+                      "refuses: put slurmd settings in spec.slurmd and rename this %scontainer",
+                      c->init ? "init " : "");
+        }
+    }
+}
+
 int tg_rules_nodeset(struct tg_eval *ev)
 {
     struct tg_path root, sp, p;
@@ -188,5 +213,6 @@ int tg_rules_nodeset(struct tg_eval *ev)
     check_replicas(ev, &sp);
     check_mode_fields(ev, spec, &sp);
     check_mode_change(ev, &sp);
+    check_slurmd_container(ev);
     return 0;
 }

@@ -12,6 +12,10 @@ const struct tg_validator tg_validators[] = {
     {"mpi", K(MPIJOB) | K(VCJOB), WRITES, tg_rules_mpi},
     {"gang", K(POD) | K(MPIJOB) | K(PODGROUP) | K(VCJOB), WRITES, tg_rules_gang},
     {"nodeset", K(NODESET) | K(NODESET_BAD), WRITES, tg_rules_nodeset},
+    {"karpenter", K(NODEPOOL), WRITES, tg_rules_karpenter},
+    /* slurm.state-not-persistent judges CREATE only (SPEC 11): the operator refuses changes of
+     * persistence after deployment. */
+    {"slurm", K(SLURM_CONTROLLER), TG_OP_CREATE, tg_rules_slurm},
 };
 const size_t tg_validator_count = sizeof(tg_validators) / sizeof(tg_validators[0]);
 

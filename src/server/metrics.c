@@ -8,13 +8,14 @@
 
 #include "tg/metrics.h"
 
-/* Kinds of SPEC section 3 plus the misspelt kind nodeset.kind reports. A fixed list keeps the
- * label set bounded whatever the API server sends. */
-static const char *const kind_names[] = {"Pod", "MPIJob",       "NodeSet", "PodGroup",
-                                         "Job", "SlurmNodeSet", "other",   "unknown"};
+/* Kinds of SPEC sections 3 and 11 plus the misspelt kind nodeset.kind reports. A fixed list keeps
+ * the label set bounded whatever the API server sends. */
+static const char *const kind_names[] = {"Pod",   "MPIJob",       "NodeSet",  "PodGroup",
+                                         "Job",   "SlurmNodeSet", "NodePool", "Controller",
+                                         "other", "unknown"};
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
-#define KIND_OTHER 6
-#define KIND_UNKNOWN 7
+#define KIND_OTHER 8
+#define KIND_UNKNOWN 9
 
 static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))

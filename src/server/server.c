@@ -736,6 +736,9 @@ static int prepare(struct sockaddr_storage *web_addr, struct sockaddr_storage *p
                         : policy      ? policy->mode
                                       : TG_MODE_ENFORCE),
            cfg->has_mode ? ", set by --mode" : "");
+    if (policy && policy->warnings)
+        tg_log(TG_LOG_WARN, "policy %s: %s", policy->source ? policy->source : "<embedded>",
+               policy->warnings);
     tg_policy_release(policy);
 
     if (tg_tls_init(cfg->cert_file, cfg->key_file, &info, err, sizeof(err)) < 0) {

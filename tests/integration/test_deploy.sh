@@ -126,6 +126,14 @@ for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
             for gv in [("kubeflow.org", "v2beta1"), ("kubeflow.org", "v1"), ("", "v1"),
                        ("slinky.slurm.net", "v1beta1"), ("batch.volcano.sh", "v1alpha1")]:
                 say(gv in vers, "%s registers %s/%s" % (n, gv[0] or "core", gv[1]))
+            if kind.startswith("Validating"):
+                by_res = {x: r for r in w["rules"] for x in r["resources"]}
+                np_rule = by_res.get("nodepools") or {}
+                say(np_rule.get("apiGroups") == ["karpenter.sh"] and "v1" in np_rule.get("apiVersions", [])
+                    and np_rule.get("scope") == "Cluster", "%s registers karpenter.sh/v1 nodepools, scope Cluster" % n)
+                ctl_rule = by_res.get("controllers") or {}
+                say(ctl_rule.get("apiGroups") == ["slinky.slurm.net"] and "CREATE" in ctl_rule.get("operations", [])
+                    and ctl_rule.get("scope") == "Namespaced", "%s registers slinky.slurm.net controllers" % n)
 
 # deployment
 dep = by_kind["Deployment"][0]
@@ -645,6 +653,13 @@ for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
         say(w["rules"] == want.get("rules"), "%s: rules the same as deploy/'s" % k)
     else:
         say("matchConditions" not in w, "%s: no matchConditions on Kubernetes 1.27" % k)
+    if k.startswith("Validating"):
+        by_res = {x: r for r in w["rules"] for x in r["resources"]}
+        say((by_res.get("nodepools") or {}).get("scope") == "Cluster" and
+            (by_res.get("nodepools") or {}).get("apiGroups") == ["karpenter.sh"],
+            "%s registers karpenter.sh nodepools with scope Cluster" % k)
+        say((by_res.get("controllers") or {}).get("operations") == ["CREATE"],
+            "%s registers slinky.slurm.net controllers on CREATE" % k)
     ann = (cfg["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
     if src == "certManager":
         cert = [c for c in kinds["Certificate"] if c["metadata"]["name"] == ann.split("/")[1]]

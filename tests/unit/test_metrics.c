@@ -190,6 +190,8 @@ START_TEST(label_indexes_are_bounded)
 {
     ck_assert_int_eq(tg_metrics_kind_index("Pod"), 0);
     ck_assert_int_eq(tg_metrics_kind_index("SlurmNodeSet"), 5);
+    ck_assert_int_eq(tg_metrics_kind_index("NodePool"), 6);
+    ck_assert_int_eq(tg_metrics_kind_index("Controller"), 7);
     ck_assert_int_eq(tg_metrics_kind_index("pod"), tg_metrics_kind_index("Deployment"));
     ck_assert_int_ne(tg_metrics_kind_index(NULL), tg_metrics_kind_index("Deployment"));
     ck_assert_int_eq(tg_metrics_op_index("DELETE"), 2);
