@@ -62,7 +62,10 @@ bool tg_check_is_note(const char *warning)
         return false;
     memcpy(id, warning + 1, n);
     id[n] = '\0';
-    /* "[trainguard] N more warnings" and "[internal]" are the engine's own, not a mutator's. */
+    /* the mutator's notes carry its catalogue id (mutate.*); "[trainguard] N more warnings" and
+     * "[internal]" are the engine's own */
+    if (!strncmp(id, "mutate.", 7))
+        return true;
     return tg_rule_index(id) < 0 && strcmp(id, "trainguard") != 0 && strcmp(id, "internal") != 0;
 }
 

@@ -254,13 +254,33 @@ static size_t env_list_missing(const char *list, json_t *items, char *buf, size_
 
 /* ---- ranks started by a launcher ------------------------------------------------------------ */
 
-/* Is name forwarded to the ranks by some run of l (-x NAME[=...], -genv, the env list, or a
- * forward-all launcher)? */
+/* Does some run of l forward name to the ranks (-x NAME[=value], -genv, -genvlist, an env list
+ * entry, or a forward-all launcher)? A bare -x NAME is the user's choice even when the launcher's
+ * env does not show NAME: the image may set it (ENV in its Dockerfile), which the webhook cannot
+ * see. */
 static bool some_run_forwards(const struct tg_launch *l, const char *name)
 {
     for (size_t i = 0; l && i < l->nruns; i++) {
         if (l->runs[i].forward_all || tg_mpirun_find_fwd(&l->runs[i], name))
             return true;
+    }
+    return false;
+}
+
+/* Does the container's command line set mca_base_env_list itself (--mca mca_base_env_list ...)?
+ * mpirun then has the list in its own environment, and -x next to it stops Open MPI 4
+ * (orterun:conflict-env-set): more entries belong in that list's value. */
+static bool cmdline_env_list(json_t *c)
+{
+    static const char *const keys[] = {"command", "args"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t i;
+        json_t *w;
+        json_array_foreach (json_object_get(c, keys[k]), i, w) {
+            const char *s = json_string_value(w);
+            if (s && strstr(s, "mca_base_env_list"))
+                return true;
+        }
     }
     return false;
 }
@@ -436,6 +456,14 @@ static int ssh_forwarding(struct tg_eval *ev, const struct tg_container *k,
         return 0;
     }
     tg_path_sub(field, sizeof(field), &k->path, "command");
+    if (cmdline_env_list(k->c)) {
+        if (join_items(items, "", ";", buf, sizeof(buf)))
+            note(ev, field,
+                 "mpirun sets mca_base_env_list on its command line, so %s cannot be added and -x "
+                 "would conflict with it; add %s to that list's value (entries separated by ;)",
+                 ENV_LIST_VAR, buf);
+        return 0;
+    }
     if (runs_entrypoint(k->c) || l->nruns == 0 || launch_uncertain(l) || cmdline_forwarding(l)) {
         const char *why = runs_entrypoint(k->c)   ? "the image entrypoint runs mpirun"
                           : l->nruns == 0         ? "no mpirun seen"

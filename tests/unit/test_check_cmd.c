@@ -959,6 +959,18 @@ START_TEST(validator_rejects_bad_reports)
 }
 END_TEST
 
+/* SPEC 10: "The mutator's notes go to the response warnings and to check --mutate's stderr". */
+START_TEST(mutate_prints_notes_on_stderr)
+{
+    struct run r = run_check(NULL, "--mutate", "fixtures/mutate/check-note.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 0);
+    HAS(r.err, "[mutate.efa-env] spec.containers[0].envFrom: set, so FI_PROVIDER not added");
+    LACKS(r.out, "FI_PROVIDER");
+    run_free(&r);
+}
+END_TEST
+
 Suite *tg_test_check_cmd_suite(void);
 Suite *tg_test_check_cmd_suite(void)
 {
@@ -981,6 +993,7 @@ Suite *tg_test_check_cmd_suite(void)
     tcase_add_test(tc, mutate_keeps_every_document);
     tcase_add_test(tc, mutate_json);
     tcase_add_test(tc, mutate_notes_on_stderr);
+    tcase_add_test(tc, mutate_prints_notes_on_stderr);
     suite_add_tcase(s, tc);
     /* Schema validation starts python3: give it room on a loaded machine. */
     tcase_set_timeout(ci, 120);

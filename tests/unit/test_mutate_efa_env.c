@@ -2,11 +2,13 @@
  * notes it leaves as warnings, custom policy lists, audit mode and the pieces the runner cannot
  * express. Every patch here is applied with tg_patch_apply and run a second time. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "support/cases.h"
 #include "tg/base64.h"
+#include "tg/instances.h"
 #include "tg/pipeline.h"
 #include "tg/response.h"
 #include "tg/yaml_json.h"
@@ -115,6 +117,26 @@ static const char *env_names(json_t *doc, const char *ptr, char *buf, size_t len
     return buf;
 }
 
+/* The env of the container at pointer ptr of doc as "NAME=value" items joined by '|' into buf
+ * (valueFrom shows as <valueFrom>). */
+static const char *env_pairs(json_t *doc, const char *ptr, char *buf, size_t len)
+{
+    size_t at = 0, i;
+    json_t *e;
+    buf[0] = '\0';
+    json_array_foreach (json_object_get(at_ptr(doc, ptr), "env"), i, e) {
+        const char *v = json_string_value(json_object_get(e, "value"));
+        int n = snprintf(buf + at, len - at, "%s%s=%s", i ? "|" : "",
+                         json_string_value(json_object_get(e, "name")),
+                         v                                 ? v
+                         : json_object_get(e, "valueFrom") ? "<valueFrom>"
+                                                           : "");
+        if (n > 0 && (size_t)n < len - at)
+            at += (size_t)n;
+    }
+    return buf;
+}
+
 static const char *const POD_P5 =
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
     "spec:\n  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"
@@ -133,9 +155,10 @@ START_TEST(envfrom_skipped_with_a_warning)
     ck_assert_uint_eq(tg_patch_count(&r.res.patch), 0);
     ck_assert_uint_eq(json_array_size(r.res.warnings), 1);
     const char *w = json_string_value(json_array_get(r.res.warnings, 0));
-    ck_assert_msg(!strncmp(w, "[mutate.efa-env] spec.containers[0].envFrom: ", 45), "%s", w);
-    ck_assert_ptr_nonnull(strstr(w, "injectWithEnvFrom"));
-    ck_assert_ptr_nonnull(strstr(w, "FI_PROVIDER,NCCL_SOCKET_IFNAME"));
+    /* docs/mutation.md, "Notes": no pin and no hostNetwork, so FI_PROVIDER is the only default */
+    ck_assert_str_eq(w, "[mutate.efa-env] spec.containers[0].envFrom: set, so FI_PROVIDER not "
+                        "added (env would override the ConfigMap/Secret); policy "
+                        "injectWithEnvFrom: true adds them");
     ck_assert_uint_le(strlen(w), 256);
     run_release(&r);
     json_decref(obj);
@@ -156,8 +179,7 @@ START_TEST(envfrom_opted_in_by_policy)
     run_mutate(pol, obj, &r);
     ck_assert_uint_eq(json_array_size(r.res.warnings), 0);
     json_t *doc = apply_checked(pol, obj, &r);
-    ck_assert_str_eq(env_names(doc, "/spec/containers/0", names, sizeof(names)),
-                     "FI_PROVIDER,NCCL_SOCKET_IFNAME");
+    ck_assert_str_eq(env_names(doc, "/spec/containers/0", names, sizeof(names)), "FI_PROVIDER");
     ck_assert_ptr_nonnull(at_ptr(doc, "/spec/containers/0/envFrom"));
     json_decref(doc);
     run_release(&r);
@@ -177,12 +199,13 @@ START_TEST(patch_shape_is_add_array_then_append)
     json_t *op = json_array_get(r.res.patch.ops, 0);
     ck_assert_str_eq(json_string_value(json_object_get(op, "op")), "add");
     ck_assert_str_eq(json_string_value(json_object_get(op, "path")), "/spec/containers/0/env");
-    ck_assert_uint_eq(json_array_size(json_object_get(op, "value")), 3);
+    ck_assert_uint_eq(json_array_size(json_object_get(op, "value")), 2);
     run_release(&r);
     json_decref(obj);
 
     obj = yaml_obj("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
-                   "spec:\n  containers:\n  - name: a\n  - name: train\n"
+                   "spec:\n  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"
+                   "  containers:\n  - name: a\n  - name: train\n"
                    "    resources: {limits: {vpc.amazonaws.com/efa: 1}}\n"
                    "    env: [{name: X, value: y}]\n");
     run_mutate(pol, obj, &r);
@@ -195,6 +218,9 @@ START_TEST(patch_shape_is_add_array_then_append)
     ck_assert_str_eq(json_string_value(json_object_get(
                          json_object_get(json_array_get(r.res.patch.ops, 0), "value"), "name")),
                      "FI_PROVIDER");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_array_get(r.res.patch.ops, 1), "value"), "name")),
+                     "FI_EFA_USE_DEVICE_RDMA");
     json_t *doc = apply_checked(pol, obj, &r);
     json_decref(doc);
     run_release(&r);
@@ -278,25 +304,36 @@ START_TEST(policy_list_replaces_default_with_family_conditions)
 }
 END_TEST
 
-/* A policy instance table entry decides GPUDirect RDMA (an added type with gpuDirectRDMA). */
-START_TEST(policy_instance_table_decides_rdma)
+/* The policy's instance table decides FI_EFA_USE_DEVICE_RDMA by its rdmaRead column, not by
+ * GPUDirect RDMA (SPEC 10); an unknown rdmaRead counts as no ("when in doubt, inject nothing"). */
+static const char *p5_env_with(signed char rdma_read, bool gdr, char *names, size_t len)
 {
     struct tg_policy *pol = tg_policy_new_default();
-    char names[256];
     for (size_t i = 0; i < pol->ninstances; i++) {
-        if (!strcmp(pol->instances[i].name, "p5.48xlarge"))
-            pol->instances[i].gdr = false;
+        if (!strcmp(pol->instances[i].name, "p5.48xlarge")) {
+            pol->instances[i].rdma_read = rdma_read;
+            pol->instances[i].gdr = gdr;
+        }
     }
     json_t *obj = yaml_obj(POD_P5);
     struct run r;
     run_mutate(pol, obj, &r);
     json_t *doc = apply_checked(pol, obj, &r);
-    ck_assert_str_eq(env_names(doc, "/spec/containers/0", names, sizeof(names)),
-                     "FI_PROVIDER,NCCL_SOCKET_IFNAME");
+    env_names(doc, "/spec/containers/0", names, len);
     json_decref(doc);
     run_release(&r);
     json_decref(obj);
     tg_policy_unref(pol);
+    return names;
+}
+
+START_TEST(policy_instance_table_decides_rdma)
+{
+    char names[256];
+    ck_assert_str_eq(p5_env_with(TG_NO, true, names, sizeof(names)), "FI_PROVIDER");
+    ck_assert_str_eq(p5_env_with(TG_UNKNOWN, true, names, sizeof(names)), "FI_PROVIDER");
+    ck_assert_str_eq(p5_env_with(TG_YES, false, names, sizeof(names)),
+                     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA");
 }
 END_TEST
 
@@ -325,8 +362,10 @@ START_TEST(audit_records_would_patch)
 }
 END_TEST
 
-/* Audit on an MPIJob lists every container pointer once, "/-" appends folded into env. */
-START_TEST(audit_mpijob_lists_each_env_once)
+/* Audit lists every container pointer once, "/-" appends folded into env: on an MPIJob only the
+ * launcher's (its env list; nothing goes into the ssh workers, SPEC 10), on a hostNetwork Pod each
+ * EFA container's three appends as one pointer. */
+START_TEST(audit_lists_each_env_once)
 {
     struct tg_policy *pol = tg_policy_new_default();
     pol->mode = TG_MODE_AUDIT;
@@ -341,8 +380,21 @@ START_TEST(audit_mpijob_lists_each_env_once)
     run_mutate(pol, obj, &r);
     ck_assert_uint_eq(tg_patch_count(&r.res.patch), 0);
     ck_assert_str_eq(json_string_value(json_object_get(r.res.audit, "would-patch")),
-                     "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0/env; "
-                     "/spec/mpiReplicaSpecs/Worker/template/spec/containers/0/env");
+                     "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0/env");
+    run_release(&r);
+    json_decref(obj);
+
+    obj = yaml_obj("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
+                   "spec:\n  hostNetwork: true\n"
+                   "  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"
+                   "  containers:\n"
+                   "  - {name: a, env: [{name: X, value: y}],"
+                   " resources: {limits: {vpc.amazonaws.com/efa: 16}}}\n"
+                   "  - {name: b, env: [], resources: {limits: {vpc.amazonaws.com/efa: 16}}}\n");
+    run_mutate(pol, obj, &r);
+    ck_assert_uint_eq(tg_patch_count(&r.res.patch), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(r.res.audit, "would-patch")),
+                     "/spec/containers/0/env; /spec/containers/1/env");
     run_release(&r);
     json_decref(obj);
     tg_policy_unref(pol);
@@ -366,137 +418,153 @@ static const char *mpijob(const char *impl, const char *launcher_extra)
 }
 
 #define LAUNCHER "/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0"
+#define WORKER "/spec/mpiReplicaSpecs/Worker/template/spec/containers/0"
+/* What the p5.48xlarge workers' ranks get by default (RDMA read; no hostNetwork). */
+#define DEFAULTS "FI_PROVIDER=efa|FI_EFA_USE_DEVICE_RDMA=1"
+#define LIST "OMPI_MCA_mca_base_env_list=FI_PROVIDER=efa;FI_EFA_USE_DEVICE_RDMA=1"
+#define ADD_X "add -x FI_PROVIDER=efa -x FI_EFA_USE_DEVICE_RDMA=1"
 
+/* Every case: the workers (sshd, or hydra's proxies) get nothing (SPEC 10, docs/mutation.md). */
 struct fwd_case {
     const char *impl;
     const char *launcher;  /* YAML lines of the launcher container after its name */
-    const char *env_names; /* expected launcher env after the patch */
+    const char *env;       /* expected launcher env after the patch (env_pairs) */
     const char *warning;   /* substring of the one expected warning, or NULL for none */
+    const char *also;      /* a second substring of that warning, or NULL */
+    const char *not_in;    /* a substring the warning must not hold, or NULL */
+    const char *known_bug; /* the case asserts the right behaviour the code lacks: skipped */
 };
 
 static const struct fwd_case fwd_cases[] = {
-    /* No -x: the env list is safe on Open MPI 4 and 5. */
-    {"OpenMPI", "            command: [mpirun, -np, '16', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
-    /* sh -c script, mpirun by full path. */
+    /* 0. No -x: the env list with NAME=value entries is safe on Open MPI 4 and 5. */
+    {"OpenMPI", "            command: [mpirun, -np, '16', /app]\n", LIST, NULL, NULL, NULL, NULL},
+    /* 1. sh -c script, mpirun by full path. */
     {"OpenMPI",
      "            command: [/bin/sh, -c, 'cd /w && /opt/amazon/openmpi/bin/mpirun -np 16 /app']\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
-    /* -x forwards some: the rest are named in the warning. */
-    {"OpenMPI", "            command: [mpirun, -x, FI_PROVIDER, -x, 'NCCL_DEBUG=INFO', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
-     "add -x FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
-    /* -x forwards every one of them: nothing to say. */
+     LIST, NULL, NULL, NULL, NULL},
+    /* 2. -x forwards FI_PROVIDER (the user's choice): the rest is named, one -x per variable. */
+    {"OpenMPI", "            command: [mpirun, -x, FI_PROVIDER, -x, 'NCCL_DEBUG=INFO', /app]\n", "",
+     "mpirun uses -x", "; add -x FI_EFA_USE_DEVICE_RDMA=1", "FI_PROVIDER=efa", NULL},
+    /* 3. -x forwards every default: nothing to add, nothing to say. */
     {"OpenMPI",
      "            args: [mpirun, -x, FI_PROVIDER, -x, FI_EFA_USE_DEVICE_RDMA,"
      " -x, NCCL_SOCKET_IFNAME, /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
-    /* --mca mca_base_env_list on the command line wins over the env var: treated like -x. */
+     "", NULL, NULL, NULL, NULL},
+    /* 4. --mca mca_base_env_list on the command line: no env list either. mpirun turns --mca
+     * into OMPI_MCA_mca_base_env_list in its own environment before it reads -x, so adding -x
+     * next to it stops Open MPI 4 with orterun:conflict-env-set (open-mpi/ompi
+     * orte/mca/schizo/ompi/schizo_ompi.c parse_env); the entries belong in the list's value. */
     {"OpenMPI", "            command: [mpirun, --mca, mca_base_env_list, 'FI_PROVIDER;X', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
-     "add -x FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
-    /* horovodrun passes its whole env with -x: no env list (it would abort Open MPI 4). */
-    {"OpenMPI", "            command: [horovodrun, -np, '16', python, train.py]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
-    /* The image entrypoint: unknown command line, not safe. */
-    {"OpenMPI", "            image: nccl\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "image entrypoint"},
-    /* A script file: mpirun not visible. */
-    {"OpenMPI", "            command: [bash, /scripts/run.sh]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "no mpirun seen"},
-    /* An option the reader does not know could hide a -x: not safe. */
-    {"OpenMPI", "            command: [mpirun, --frobnicate, /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "mpirun not fully readable"},
-    /* -x inside an sh -c script, with quoting. */
-    {"OpenMPI", "            command: [sh, -c, \"mpirun -x 'NCCL_DEBUG=INFO' -np 2 /app\"]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
-     "add -x FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME"},
-    /* The user's list leaves some out: kept; what it leaves out is not added (it would reach
-     * no rank), and the warning says to add them to the list. */
+     "", "FI_EFA_USE_DEVICE_RDMA=1", NULL, "add -x", NULL},
+    /* 5. horovodrun hands its whole env to the ranks (-x per variable): the launcher's env. */
+    {"OpenMPI", "            command: [horovodrun, -np, '16', python, train.py]\n", DEFAULTS, NULL,
+     NULL, NULL, NULL},
+    /* 6. The image entrypoint: unknown command line, not safe (a hidden -x would abort). */
+    {"OpenMPI", "            image: nccl\n", "", "image entrypoint", ADD_X, NULL, NULL},
+    /* 7. A script file: mpirun not visible. */
+    {"OpenMPI", "            command: [bash, /scripts/run.sh]\n", "", "no mpirun seen", ADD_X, NULL,
+     NULL},
+    /* 8. An option the reader does not know could hide a -x: not safe. */
+    {"OpenMPI", "            command: [mpirun, --frobnicate, /app]\n", "",
+     "mpirun not fully readable", ADD_X, NULL, NULL},
+    /* 9. -x inside an sh -c script, with quoting: exactly the docs/mutation.md example. */
+    {"OpenMPI", "            command: [sh, -c, \"mpirun -x 'NCCL_DEBUG=INFO' -np 2 /app\"]\n", "",
+     "[mutate.efa-env] spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command: mpirun "
+     "uses -x, so OMPI_MCA_mca_base_env_list cannot be added (Open MPI refuses it together with "
+     "-x); add -x FI_PROVIDER=efa -x FI_EFA_USE_DEVICE_RDMA=1",
+     NULL, NULL, NULL},
+    /* 10. The user's list forwards FI_PROVIDER: kept as written; the note names what it leaves
+     * out. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: OMPI_MCA_mca_base_env_list, value: 'FI_PROVIDER=efa;A'}]\n",
-     "OMPI_MCA_mca_base_env_list,FI_PROVIDER",
-     "does not list FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME: not added to the launcher"},
-    /* The list forwards none of them: nothing is added to the launcher. */
+     "OMPI_MCA_mca_base_env_list=FI_PROVIDER=efa;A",
+     "does not forward FI_EFA_USE_DEVICE_RDMA:", NULL, NULL, NULL},
+    /* 11. The list forwards none of them: kept; the note names both. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: OMPI_MCA_mca_base_env_list, value: NCCL_DEBUG}]\n",
-     "OMPI_MCA_mca_base_env_list",
-     "does not list FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME: not added"},
-    /* The list names every one: all added, nothing to say. */
+     "OMPI_MCA_mca_base_env_list=NCCL_DEBUG",
+     "does not forward FI_PROVIDER, FI_EFA_USE_DEVICE_RDMA:", NULL, NULL, NULL},
+    /* 12. The list names every one (by name): the user's choice, nothing added, nothing said. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: OMPI_MCA_mca_base_env_list,"
      " value: 'NCCL_SOCKET_IFNAME;FI_EFA_USE_DEVICE_RDMA;FI_PROVIDER'}]\n",
-     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
-    /* A launcher that requests EFA runs its own ranks, which inherit its env: all added, and
-     * the warning names what the list leaves out for the workers. */
+     "OMPI_MCA_mca_base_env_list=NCCL_SOCKET_IFNAME;FI_EFA_USE_DEVICE_RDMA;FI_PROVIDER", NULL, NULL,
+     NULL, NULL},
+    /* 13. A launcher that holds an EFA device but runs no ranks (v2beta1, a Worker spec): still
+     * only the forwarding, nothing in its own env. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
-     "            resources: {limits: {vpc.amazonaws.com/efa: 1}}\n"
-     "            env: [{name: OMPI_MCA_mca_base_env_list, value: 'FI_PROVIDER=efa;A'}]\n",
-     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,NCCL_SOCKET_IFNAME",
-     "does not list NCCL_SOCKET_IFNAME: ranks on workers will not see them"},
-    /* The user's list from valueFrom: cannot be checked. */
+     "            resources: {limits: {vpc.amazonaws.com/efa: 1}}\n",
+     LIST, NULL, NULL, NULL, NULL},
+    /* 14. The user's list from valueFrom: cannot be checked; the note says what it should hold. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: OMPI_MCA_mca_base_env_list, valueFrom: {configMapKeyRef: "
      "{name: a, key: b}}}]\n",
-     "OMPI_MCA_mca_base_env_list,FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME",
-     "comes from valueFrom"},
-    /* The user set every variable on the launcher: only the forwarding list is added. */
+     "OMPI_MCA_mca_base_env_list=<valueFrom>", "comes from valueFrom",
+     "FI_PROVIDER=efa;FI_EFA_USE_DEVICE_RDMA=1", NULL, NULL},
+    /* 15. The user set the variables on the launcher: its own env never reaches ranks over ssh,
+     * so the forwarding list is still added. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            env: [{name: FI_PROVIDER, value: efa},"
      " {name: FI_EFA_USE_DEVICE_RDMA, value: '1'}, {name: NCCL_SOCKET_IFNAME, value: eth0}]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list", NULL},
-    /* envFrom on the launcher: nothing is added there, the forwarding list included. */
+     "FI_PROVIDER=efa|FI_EFA_USE_DEVICE_RDMA=1|NCCL_SOCKET_IFNAME=eth0|" LIST, NULL, NULL, NULL,
+     NULL},
+    /* 16. envFrom on the launcher: nothing is added there, the forwarding list included. */
     {"OpenMPI",
      "            command: [mpirun, /app]\n"
      "            envFrom: [{secretRef: {name: s}}]\n",
-     "",
-     "set, so FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME,OMPI_MCA_mca_base_env_list "
-     "not added"},
-    /* Intel and MPICH: Hydra forwards the launcher env; -genvnone stops it. */
-    {"Intel", "            command: [mpirun, -n, '2', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
-    {"MPICH", "            command: [mpiexec, -genvnone, -n, '2', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "-genvnone"},
+     "", "set, so OMPI_MCA_mca_base_env_list not added", NULL, NULL, NULL},
+    /* 17. Intel: hydra passes the launcher's whole env to the ranks. */
+    {"Intel", "            command: [mpirun, -n, '2', /app]\n", DEFAULTS, NULL, NULL, NULL, NULL},
+    /* 18. MPICH -genvnone stops that; -genv NAME=value still reaches the ranks. */
+    {"MPICH", "            command: [mpiexec, -genvnone, -n, '2', /app]\n", "", "-genvnone",
+     "add -genv FI_PROVIDER=efa -genv FI_EFA_USE_DEVICE_RDMA=1", NULL, NULL},
+    /* 19. -genvlist names every default: the user's forwarding, left alone. */
     {"MPICH",
      "            command: [mpiexec, -genvnone, -genvlist,"
      " 'FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME', /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", NULL},
-    /* An implementation the operator does not know: launcher env, no forwarding, a warning. */
-    {"openmpi", "            command: [mpirun, /app]\n",
-     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME", "spec.mpiImplementation"},
+     "", NULL, NULL, NULL, NULL},
+    /* 20. An implementation the CRD does not accept (its enum refuses it at validation): read as
+     * the default, Open MPI. */
+    {"openmpi", "            command: [mpirun, /app]\n", LIST, NULL, NULL, NULL, NULL},
 };
 
 START_TEST(launcher_forwarding)
 {
     const struct fwd_case *fc = &fwd_cases[_i];
+    if (fc->known_bug) {
+        fprintf(stderr, "KNOWN BUG (not run): launcher_forwarding case %d: %s\n", _i,
+                fc->known_bug);
+        if (!getenv("TG_RUN_KNOWN_BUGS"))
+            return;
+    }
     struct tg_policy *pol = tg_policy_new_default();
-    char names[512];
+    char env[1024];
     json_t *obj = yaml_obj(mpijob(fc->impl, fc->launcher));
     struct run r;
     run_mutate(pol, obj, &r);
     json_t *doc = apply_checked(pol, obj, &r);
-    ck_assert_msg(!strcmp(env_names(doc, LAUNCHER, names, sizeof(names)), fc->env_names),
-                  "case %d: launcher env %s", _i, names);
-    ck_assert_str_eq(env_names(doc, "/spec/mpiReplicaSpecs/Worker/template/spec/containers/0",
-                               names, sizeof(names)),
-                     "FI_PROVIDER,FI_EFA_USE_DEVICE_RDMA,NCCL_SOCKET_IFNAME");
+    ck_assert_msg(!strcmp(env_pairs(doc, LAUNCHER, env, sizeof(env)), fc->env),
+                  "case %d: launcher env %s", _i, env);
+    ck_assert_msg(!strcmp(env_pairs(doc, WORKER, env, sizeof(env)), ""), "case %d: worker env %s",
+                  _i, env);
     if (fc->warning) {
         ck_assert_msg(json_array_size(r.res.warnings) == 1 && warning_has(&r.res, fc->warning),
                       "case %d: warnings %s", _i, json_dumps(r.res.warnings, JSON_COMPACT));
         const char *w = json_string_value(json_array_get(r.res.warnings, 0));
+        ck_assert_msg(!fc->also || strstr(w, fc->also), "case %d: %s", _i, w);
+        ck_assert_msg(!fc->not_in || !strstr(w, fc->not_in), "case %d: %s", _i, w);
         ck_assert_uint_le(strlen(w), 256);
         ck_assert_msg(!strncmp(w, "[mutate.efa-env] ", 17), "%s", w);
     } else {
         ck_assert_msg(json_array_size(r.res.warnings) == 0, "case %d: warnings %s", _i,
                       json_dumps(r.res.warnings, JSON_COMPACT));
     }
-    /* A second run on the patched object warns the same way at most, and never patches. */
     json_decref(doc);
     run_release(&r);
     json_decref(obj);
@@ -504,7 +572,8 @@ START_TEST(launcher_forwarding)
 }
 END_TEST
 
-/* The env list value names only what applies: no RDMA entry without a GDR pin. */
+/* The env list names only what applies to the workers' pins (never the launcher's own): g5 has no
+ * RDMA read, so FI_EFA_USE_DEVICE_RDMA stays out although the launcher sits on p5. */
 START_TEST(env_list_follows_worker_pins)
 {
     struct tg_policy *pol = tg_policy_new_default();
@@ -519,12 +588,12 @@ START_TEST(env_list_follows_worker_pins)
         "          containers:\n"
         "          - {name: w, resources: {limits: {vpc.amazonaws.com/efa: 1}}}\n");
     struct run r;
+    char env[512];
     run_mutate(pol, obj, &r);
     json_t *doc = apply_checked(pol, obj, &r);
-    json_t *env = at_ptr(doc, LAUNCHER "/env");
-    ck_assert_uint_eq(json_array_size(env), 3);
-    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(env, 2), "value")),
-                     "FI_PROVIDER;NCCL_SOCKET_IFNAME");
+    ck_assert_str_eq(env_pairs(doc, LAUNCHER, env, sizeof(env)),
+                     "OMPI_MCA_mca_base_env_list=FI_PROVIDER=efa");
+    ck_assert_str_eq(env_pairs(doc, WORKER, env, sizeof(env)), "");
     json_decref(doc);
     run_release(&r);
     json_decref(obj);
@@ -532,9 +601,9 @@ START_TEST(env_list_follows_worker_pins)
 }
 END_TEST
 
-/* What /mutate produces must pass /validate's env rules: the forwarding list satisfies
- * mpi.env-not-forwarded, and the launcher's FI_PROVIDER does not trip efa.env-without-device on
- * the MPIJob (SPEC section 9: the launcher needs no EFA). */
+/* What /mutate produces must pass /validate's env rules (SPEC 10: what /mutate adds never causes a
+ * /validate finding): the launcher's env list raises neither mpi.env-not-forwarded nor
+ * efa.env-without-device. */
 START_TEST(mutated_mpijob_passes_env_rules)
 {
     char err[256];
@@ -602,7 +671,7 @@ Suite *tg_test_mutate_efa_env_suite(void)
     tcase_add_test(unit, policy_list_replaces_default_with_family_conditions);
     tcase_add_test(unit, policy_instance_table_decides_rdma);
     tcase_add_test(unit, audit_records_would_patch);
-    tcase_add_test(unit, audit_mpijob_lists_each_env_once);
+    tcase_add_test(unit, audit_lists_each_env_once);
     tcase_add_loop_test(unit, launcher_forwarding, 0,
                         (int)(sizeof(fwd_cases) / sizeof(fwd_cases[0])));
     tcase_add_test(unit, env_list_follows_worker_pins);

@@ -101,12 +101,15 @@ static bool policy_eq(const struct tg_policy *a, const struct tg_policy *b)
     for (size_t i = 0; i < a->ninstances; i++) {
         const struct tg_instance *x = &a->instances[i], *y = &b->instances[i];
         if (strcmp(x->name, y->name) || x->efa != y->efa || x->gpus != y->gpus ||
-            x->neuron != y->neuron || x->neuron_cores != y->neuron_cores || x->gdr != y->gdr)
+            x->neuron != y->neuron || x->neuron_cores != y->neuron_cores || x->gdr != y->gdr ||
+            x->lnc != y->lnc || x->rdma_read != y->rdma_read)
             return false;
     }
     for (size_t i = 0; i < a->ninject; i++) {
         const struct tg_env_entry *x = &a->inject_env[i], *y = &b->inject_env[i];
         if (strcmp(x->name, y->name) || strcmp(x->value, y->value) || x->gdr_only != y->gdr_only ||
+            x->rdma_read_only != y->rdma_read_only ||
+            x->host_network_only != y->host_network_only ||
             !strv_eq(x->families, x->nfamilies, (const char *const *)y->families, y->nfamilies))
             return false;
     }
@@ -191,15 +194,26 @@ START_TEST(default_has_spec_namespaces_zones_and_env)
     ck_assert_uint_eq(p->nns_modes, 0);
     ck_assert(!p->inject_with_env_from);
     ck_assert_uint_eq(p->ninject, 3);
-    ck_assert_str_eq(p->inject_env[0].name, "FI_PROVIDER");
-    ck_assert_str_eq(p->inject_env[0].value, "efa");
-    ck_assert(!p->inject_env[0].gdr_only);
-    ck_assert_str_eq(p->inject_env[1].name, "FI_EFA_USE_DEVICE_RDMA");
-    ck_assert_str_eq(p->inject_env[1].value, "1");
-    ck_assert(p->inject_env[1].gdr_only);
+    /* SPEC 10: FI_PROVIDER always; FI_EFA_USE_DEVICE_RDMA only where every possible type has RDMA
+     * read (not GPUDirect RDMA); NCCL_SOCKET_IFNAME only on hostNetwork pods, excluding the CNIs'
+     * host-side interfaces (SPEC 13). */
+    e = &p->inject_env[0];
+    ck_assert_str_eq(e->name, "FI_PROVIDER");
+    ck_assert_str_eq(e->value, "efa");
+    ck_assert(!e->gdr_only && !e->rdma_read_only && !e->host_network_only);
+    ck_assert_uint_eq(e->nfamilies, 0);
+    e = &p->inject_env[1];
+    ck_assert_str_eq(e->name, "FI_EFA_USE_DEVICE_RDMA");
+    ck_assert_str_eq(e->value, "1");
+    ck_assert(e->rdma_read_only);
+    ck_assert(!e->gdr_only && !e->host_network_only);
+    ck_assert_uint_eq(e->nfamilies, 0);
     e = env_named(p, "NCCL_SOCKET_IFNAME");
     ck_assert_ptr_nonnull(e);
-    ck_assert_str_eq(e->value, "^lo,docker,veth,pod-id-link0");
+    ck_assert_ptr_eq(e, &p->inject_env[2]);
+    ck_assert_str_eq(e->value, "^lo,docker,veth,eni,lxc,cali,pod-id-link0");
+    ck_assert(e->host_network_only);
+    ck_assert(!e->gdr_only && !e->rdma_read_only);
     ck_assert_uint_eq(e->nfamilies, 0);
     ck_assert_str_eq(p->source, "<embedded>");
     tg_policy_unref(p);
