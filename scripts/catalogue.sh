@@ -19,6 +19,7 @@ targets=(
     "README.md|kind table|kind-table"
     "docs/rules-efa-zone.md|rule table|rule-table efa zone"
     "docs/rules-mpi.md|rule table|rule-table mpi"
+    "docs/rules-torch.md|rule table|rule-table torch"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
     "docs/rules-karpenter-slurm.md|rule table|rule-table karpenter slurm"
     "docs/policy.md|rule table|rule-table exempt"

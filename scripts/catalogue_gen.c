@@ -68,7 +68,7 @@ static void cell_code(const char *s)
 
 static void rule_table(int nprefix, char **prefixes)
 {
-    char kinds[256];
+    char kinds[512];
     printf("| id | kinds | default | since | example |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < tg_rule_count; i++) {
         const struct tg_rule_def *r = &tg_rule_defs[i];
@@ -462,10 +462,11 @@ static void trigger_names(unsigned t, char *buf, size_t len)
 
 /* The API server's limits on matchConditions (kubernetes/kubernetes:
  * pkg/apis/admissionregistration/validation/validation.go validateMatchConditions): at most 64
- * per webhook, each name a qualified name. The expressions here stay far below the CEL parser's
- * size limits; 8 KiB is a safety margin checked at generation. */
+ * per webhook, each name a qualified name. The validation sets no length of its own; the CEL
+ * parser's default limit is 100,000 code points (cel-go parser ExpressionSizeCodePointLimit), and
+ * 32 KiB is the margin checked here (a JobSet's nested template path is the longest today). */
 #define MAX_CONDITIONS 64
-#define MAX_EXPRESSION 8192
+#define MAX_EXPRESSION 32768
 
 static void json_string_out(const char *s)
 {

@@ -1,7 +1,7 @@
 /* launch.h -- what a container's command line launches: it walks the command and args the way
  * Kubernetes and a POSIX shell would (include/tg/expand.h, include/tg/shell.h) and hands each
- * simple command to the reader of its command word (today the MPI launchers,
- * include/tg/mpirun.h).
+ * simple command to the reader of its command word (the MPI launchers, include/tg/mpirun.h;
+ * torchrun, include/tg/torchrun.h).
  *
  * Contract:
  * - Nothing here guesses. A value that is not a literal, a literal `env` value of the same
@@ -23,6 +23,7 @@
 #include "tg/launch_value.h"
 #include "tg/mpirun.h"
 #include "tg/shell.h"
+#include "tg/torchrun.h"
 
 #define TG_LAUNCH_MAX_DEPTH TG_SH_MAX_DEPTH
 #define TG_LAUNCH_MAX_RUNS 16
@@ -34,6 +35,8 @@
 struct tg_launch {
     struct tg_mpirun *runs; /* MPI launchers: mpirun, mpiexec, orterun, prterun, horovodrun */
     size_t nruns;
+    struct tg_torchrun *torch; /* torchrun, python -m torch.distributed.run / .launch */
+    size_t ntorch;
     bool script_error; /* unterminated quote or similar: reading stopped there */
     char error[TG_LAUNCH_REASON_MAX];
 };

@@ -29,6 +29,7 @@ int tg_rules_zone(struct tg_eval *ev);
 int tg_rules_mpi(struct tg_eval *ev);
 int tg_rules_gang(struct tg_eval *ev);
 int tg_rules_nodeset(struct tg_eval *ev);
+int tg_rules_torch(struct tg_eval *ev);
 int tg_rules_karpenter(struct tg_eval *ev);
 int tg_rules_slurm(struct tg_eval *ev);
 int tg_mutate_efa_env(struct tg_eval *ev);

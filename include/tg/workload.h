@@ -1,5 +1,12 @@
 /* workload.h -- every supported object decoded into one view: its pod templates (with role,
- * replicas, paths) and the workload facts the rules read. Rules work on this view only. */
+ * replicas, paths, the world their pods train in) and the workload facts the rules read. Rules
+ * work on this view only.
+ *
+ * Worlds (SPEC 11 "A world ... is"): the pods that train together. Each template has a world id;
+ * templates with the same id put their pods into the same world. A world may exist in several
+ * copies that never talk to each other (the groups of a LeaderWorkerSet, the child Jobs of a
+ * JobSet replicated job without a shared rendezvous address): world_pods counts the pods of the
+ * template in ONE copy. A Ray head is part of the world of every worker group (every_world). */
 #ifndef TG_WORKLOAD_H
 #define TG_WORKLOAD_H
 
@@ -19,20 +26,33 @@ enum tg_op {
     TG_OP_CONNECT = 1 << 3,
 };
 
+/* What a template's pods do, as the controller that runs them names it (decode time). Whether a
+ * template is launcher-like (SPEC 11: no GPU, no Neuron, no EFA, only starts or coordinates
+ * others) is decided from the role and its devices: tg_template_coordinates(). */
 enum tg_role {
     TG_ROLE_POD = 0,
-    TG_ROLE_LAUNCHER,
-    TG_ROLE_WORKER,
-    TG_ROLE_TASK,
+    TG_ROLE_LAUNCHER, /* MPIJob Launcher; the launcher job of a Trainer MPI runtime */
+    TG_ROLE_WORKER,   /* ranks: MPIJob/PyTorchJob Worker, LWS worker, Ray worker group, the pods
+                         of a batch Job or a JobSet replicated job, the Trainer node */
+    TG_ROLE_TASK,     /* a Volcano Job task */
     TG_ROLE_SLURMD,
+    TG_ROLE_MASTER,      /* PyTorchJob Master (a rank: node rank 0) */
+    TG_ROLE_LEADER,      /* LeaderWorkerSet leaderTemplate */
+    TG_ROLE_HEAD,        /* Ray head */
+    TG_ROLE_SUBMITTER,   /* RayJob submitterPodTemplate (runs `ray job submit`) */
+    TG_ROLE_INITIALIZER, /* Kubeflow Trainer dataset or model initializer */
 };
 
 struct tg_container {
-    json_t *c;           /* borrowed container object */
+    json_t *c;           /* borrowed container object (TrainJob: made by the decoder) */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
     bool init;           /* from initContainers */
     bool sidecar;        /* an init container with restartPolicy: Always (runs beside the app) */
     const char *name;    /* "" when absent */
+    /* The member that holds its resources in the object as written, for field paths:
+     * "resources", or "resourcesPerNode" for the node container made from a TrainJob's
+     * spec.trainer (whose object reads them under "resources"). */
+    const char *resources_key;
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */
@@ -47,6 +67,19 @@ struct tg_template {
     struct tg_path spec_path;        /* its pod spec: "spec.mpiReplicaSpecs.Worker.template.spec" */
     struct tg_container *containers; /* containers then initContainers (NodeSet: slurmd first) */
     size_t ncontainers;
+    int world;                 /* world id (see the top of this file); 0 for single-world kinds */
+    bool every_world;          /* part of every world of the workload (Ray head) */
+    long long world_pods;      /* pods of this template in one copy of its world; -1 unknown */
+    const char *copy_topology; /* exclusive-topology key that places each copy of the world in
+                                  one domain of that node label (JobSet, LWS), or NULL */
+    bool resources_unknown;    /* TrainJob without resourcesPerNode: its runtime's resources apply,
+                                  which the request does not show */
+    /* Env the controller puts into every container of the template, winning over the user's
+     * entries of the same name (training-operator and Trainer append or upsert theirs, LWS puts
+     * its own first and drops the user's): a JSON array of {"name", "value"?, "field"}, value
+     * absent when it is not known at admission, field the object field it comes from. NULL when
+     * none. Owned by the view. */
+    json_t *operator_env;
 };
 
 /* MPIJob facts (defaults already applied where the operator applies them). */
@@ -76,6 +109,15 @@ struct tg_podgroup {
     bool has_min_member;
     long long min_member;
     json_t *min_task_member; /* borrowed object or NULL */
+};
+
+/* PyTorchJob facts (kubeflow.org/v1, training-operator). */
+struct tg_pytorch {
+    bool has_min_available;
+    long long min_available; /* runPolicy.schedulingPolicy.minAvailable */
+    struct tg_template *master, *worker;
+    json_t *master_spec, *worker_spec; /* the ReplicaSpec objects, NULL when absent */
+    bool elastic;                      /* spec.elasticPolicy is set */
 };
 
 struct tg_nodeset {
@@ -149,12 +191,25 @@ struct tg_workload {
     json_t *old_obj;                     /* borrowed: oldObject on UPDATE, else NULL */
     json_t *annotations, *labels;        /* borrowed metadata maps or NULL */
     bool has_owner;                      /* metadata.ownerReferences non-empty */
+    /* An owner reference names a kind trainguard judges (a JobSet owning its child Job, a
+     * PyTorchJob owning its pods), or a StatefulSet that a LeaderWorkerSet created (its pods carry
+     * leaderworkerset.sigs.k8s.io/name): the object is judged through that owner (SPEC 11, 13). */
+    bool judged_owner;
+    /* Kueue (SPEC 11): the kueue.x-k8s.io/queue-name label is on the object's own metadata. */
+    bool queued;
+    /* Queued and not yet released by Kueue: suspended (Kueue's webhook suspends every queued job
+     * at CREATE; on UPDATE the object's suspend field says), a queued kind with no suspend field
+     * (LeaderWorkerSet), or a Pod behind Kueue's scheduling gate. zone.missing, zone.multiple and
+     * zone.preferred-only wait for the release; zone.conflict does not. */
+    bool queue_held;
+    json_t *owned; /* JSON made by the decoder (TrainJob's node container and pod spec) */
     struct tg_template *tpl;
     size_t ntpl;
     struct tg_mpi mpi;
     struct tg_vcjob vc;
     struct tg_podgroup pg;
     struct tg_nodeset ns;
+    struct tg_pytorch pt;
     struct tg_nodepool np;
     struct tg_slurm_controller ctl;
 };
@@ -168,5 +223,34 @@ void tg_workload_release(struct tg_workload *wl);
 
 /* Total pods the workload will create (sum of template replicas); -1 when any is unknown. */
 long long tg_workload_pod_count(const struct tg_workload *wl);
+
+/* Pods of one copy of t's world: the world_pods of every template in it (every_world ones
+ * included); -1 when one of them is unknown. */
+long long tg_template_world_size(const struct tg_workload *wl, const struct tg_template *t);
+/* Do templates a and b put pods into one world? */
+bool tg_templates_share_world(const struct tg_template *a, const struct tg_template *b);
+
+/* ---- building blocks for the decoders of each kind (src/k8s/workload*.c) ------------------- */
+
+/* A new zeroed template at the end of wl->tpl (replicas and world counts -1), or NULL on ENOMEM.
+ * It may move the earlier templates: take pointers into wl->tpl after the last add. */
+struct tg_template *tg_workload_add_template(struct tg_workload *wl);
+/* Reads the PodTemplateSpec parent[key] (path ppath.key) into t: meta, spec, paths and the
+ * containers. Returns 0 or -ENOMEM. */
+int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                     const struct tg_path *ppath, const char *key);
+/* Adds spec.containers and spec.initContainers of t->spec to t. Returns 0 or -ENOMEM. */
+int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t);
+/* Adds one container object (borrowed) at path to t. Returns 0 or -ENOMEM. */
+int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_path *path,
+                              bool init, const char *fallback_name);
+/* Appends {name, value, field} to t->operator_env (value NULL: unknown at admission). Returns 0
+ * or -ENOMEM. */
+int tg_template_set_operator_env(struct tg_template *t, const char *name, const char *value,
+                                 const char *field);
+/* The batch/v1 Job pod count of a JobSpec: min(parallelism, completions) with parallelism unset
+ * = 1 and completions unset = parallelism (kubernetes pkg/apis/batch/v1/defaults.go). Wrong
+ * types are reported at path; -1 when unusable. */
+long long tg_job_spec_pods(struct tg_eval *ev, json_t *job_spec, const struct tg_path *path);
 
 #endif

@@ -352,8 +352,9 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         opts = &defaults;
     if ((rc = result_init(res)) < 0)
         goto fail;
-    /* Cluster-scoped kinds (NodePool) have no namespace: exemptNamespaces and namespaceModes do
-     * not apply to them, the global mode does (SPEC 11, 13). A NULL namespace matches none. */
+    /* Cluster-scoped kinds (NodePool, ClusterTrainingRuntime) have no namespace: exemptNamespaces
+     * and namespaceModes do not apply to them, the global mode does (SPEC 11, 13). A NULL
+     * namespace matches none. */
     const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
     const char *ns = api && api->scope == TG_SCOPE_CLUSTER ? NULL : review_namespace(rv);
     res->mode = tg_policy_mode_for(policy, ns);

@@ -1,14 +1,27 @@
 /* workload.c -- decode Pod, MPIJob, NodeSet, PodGroup and Volcano Job into one view of pod
- * templates plus the workload facts the rules read (SPEC section 3), and the Karpenter NodePool
- * and slurm-operator Controller into their facts (SPEC section 11). */
+ * templates plus the workload facts the rules read (SPEC section 3), the Karpenter NodePool and
+ * slurm-operator Controller into their facts (SPEC section 11), the facts every kind shares
+ * (owner, Kueue), and the dispatch to the decoders of the training workloads (workload_jobs.c,
+ * workload_trainer.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tg/obj.h"
 #include "tg/workload.h"
+#include "tg/workload_jobs.h"
+#include "tg/workload_trainer.h"
 
-static struct tg_template *add_template(struct tg_workload *wl)
+/* Kueue (kubernetes-sigs/kueue: pkg/controller/constants/constants.go QueueLabel;
+ * pkg/controller/jobs/pod/constants/constants.go SchedulingGateName; apis/kueue/v1beta2
+ * topology_types.go TopologySchedulingGate). */
+#define KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+#define KUEUE_ADMISSION_GATE "kueue.x-k8s.io/admission"
+#define KUEUE_TOPOLOGY_GATE "kueue.x-k8s.io/topology"
+/* kubernetes-sigs/lws: api/leaderworkerset/v1/leaderworkerset_types.go SetNameLabelKey. */
+#define LWS_NAME_LABEL "leaderworkerset.sigs.k8s.io/name"
+
+struct tg_template *tg_workload_add_template(struct tg_workload *wl)
 {
     struct tg_template *v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
     if (!v)
@@ -17,11 +30,12 @@ static struct tg_template *add_template(struct tg_workload *wl)
     struct tg_template *t = &v[wl->ntpl++];
     memset(t, 0, sizeof(*t));
     t->replicas = -1;
+    t->world_pods = -1;
     return t;
 }
 
-static int add_container(struct tg_template *t, json_t *c, const struct tg_path *path, bool init,
-                         const char *fallback_name)
+int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_path *path,
+                              bool init, const char *fallback_name)
 {
     struct tg_container *v = realloc(t->containers, (t->ncontainers + 1) * sizeof(*v));
     if (!v)
@@ -31,6 +45,7 @@ static int add_container(struct tg_template *t, json_t *c, const struct tg_path 
     k->c = c;
     k->path = *path;
     k->init = init;
+    k->resources_key = "resources";
     const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
     k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
@@ -38,8 +53,7 @@ static int add_container(struct tg_template *t, json_t *c, const struct tg_path 
     return 0;
 }
 
-/* Adds spec.containers and spec.initContainers of t->spec. */
-static int add_containers(struct tg_eval *ev, struct tg_template *t)
+int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     for (size_t l = 0; l < 2; l++) {
@@ -58,29 +72,54 @@ static int add_containers(struct tg_eval *ev, struct tg_template *t)
                               "must be a container object");
                 continue;
             }
-            if (add_container(t, c, &cp, l == 1, "") < 0)
+            if (tg_template_add_container(t, c, &cp, l == 1, "") < 0)
                 return -ENOMEM;
         }
     }
     return 0;
 }
 
-/* A PodTemplateSpec at `path` in parent[key]: fills meta/spec/paths and the containers. */
-static int read_template(struct tg_eval *ev, struct tg_template *t, json_t *parent,
-                         const struct tg_path *ppath, const char *key)
+int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                     const struct tg_path *ppath, const char *key)
 {
     tg_path_key(&t->path, ppath, key);
     json_t *tpl = tg_get_object(ev, parent, ppath, key);
     t->meta = tg_get_object(ev, tpl, &t->path, "metadata");
     t->spec = tg_get_object(ev, tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
-    return add_containers(ev, t);
+    return tg_template_add_containers(ev, t);
+}
+
+int tg_template_set_operator_env(struct tg_template *t, const char *name, const char *value,
+                                 const char *field)
+{
+    if (!t->operator_env && !(t->operator_env = json_array()))
+        return -ENOMEM;
+    json_t *e = json_pack("{s:s, s:s}", "name", name, "field", field ? field : "");
+    if (!e || (value && json_object_set_new(e, "value", json_string(value))) ||
+        json_array_append_new(t->operator_env, e))
+        return -ENOMEM;
+    return 0;
+}
+
+long long tg_job_spec_pods(struct tg_eval *ev, json_t *job_spec, const struct tg_path *path)
+{
+    long long par = 1, comp = 0;
+    int gp = tg_get_int(ev, job_spec, path, "parallelism", &par);
+    int gc = tg_get_int(ev, job_spec, path, "completions", &comp);
+    if (gp < 0 || gc < 0 || (gp == 1 && par < 0) || (gc == 1 && comp < 0))
+        return -1;
+    if (gp == 0)
+        par = 1;
+    if (gc == 0)
+        comp = par;
+    return par < comp ? par : comp;
 }
 
 static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
 {
     struct tg_path root;
-    struct tg_template *t = add_template(wl);
+    struct tg_template *t = tg_workload_add_template(wl);
     if (!t)
         return -ENOMEM;
     tg_path_root(&root);
@@ -91,7 +130,7 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
     t->meta = tg_get_object(ev, wl->obj, &root, "metadata");
     t->spec = tg_get_object(ev, wl->obj, &root, "spec");
     tg_path_key(&t->spec_path, &root, "spec");
-    return add_containers(ev, t);
+    return tg_template_add_containers(ev, t);
 }
 
 static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
@@ -102,7 +141,7 @@ static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     *out = NULL;
     if (!rs)
         return 0;
-    struct tg_template *t = add_template(wl);
+    struct tg_template *t = tg_workload_add_template(wl);
     if (!t)
         return -ENOMEM;
     tg_path_key(&rp, sp, role);
@@ -114,7 +153,7 @@ static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     t->replicas_set = got != 0;
     /* Operator defaults (api-facts 2.5): Launcher 1, Worker 0. */
     t->replicas = got == 1 ? n : got == 0 ? (launcher ? 1 : 0) : -1;
-    int rc = read_template(ev, t, rs, &rp, "template");
+    int rc = tg_template_read(ev, t, rs, &rp, "template");
     if (rc == 0)
         *out = t;
     return rc;
@@ -186,7 +225,7 @@ static int decode_nodeset(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     ns->slurmd = tg_get_object(ev, spec, sp, "slurmd");
     if (wl->kind == TG_KIND_NODESET_BAD)
         return 0;
-    struct tg_template *t = add_template(wl);
+    struct tg_template *t = tg_workload_add_template(wl);
     if (!t)
         return -ENOMEM;
     t->role = TG_ROLE_SLURMD;
@@ -203,10 +242,10 @@ static int decode_nodeset(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
         /* api-facts 3.5: spec.slurmd becomes the container named slurmd. */
         struct tg_path cp;
         tg_path_key(&cp, sp, "slurmd");
-        if (add_container(t, ns->slurmd, &cp, false, "slurmd") < 0)
+        if (tg_template_add_container(t, ns->slurmd, &cp, false, "slurmd") < 0)
             return -ENOMEM;
     }
-    return add_containers(ev, t);
+    return tg_template_add_containers(ev, t);
 }
 
 static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
@@ -234,7 +273,7 @@ static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec
                 tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, ip.field, "must be a task object");
             continue;
         }
-        struct tg_template *t = add_template(wl);
+        struct tg_template *t = tg_workload_add_template(wl);
         if (!t)
             return -ENOMEM;
         const char *name = tg_get_string(ev, task, &ip, "name");
@@ -243,7 +282,7 @@ static int decode_vcjob(struct tg_eval *ev, struct tg_workload *wl, json_t *spec
         int got = tg_get_int(ev, task, &ip, "replicas", &n);
         t->replicas_set = got != 0;
         t->replicas = got == 1 ? n : got == 0 ? 0 : -1;
-        int rc = read_template(ev, t, task, &ip, "template");
+        int rc = tg_template_read(ev, t, task, &ip, "template");
         if (rc < 0)
             return rc;
     }
@@ -444,6 +483,145 @@ static int decode_controller(struct tg_eval *ev, struct tg_workload *wl, json_t 
     return 0;
 }
 
+/* Does one owner reference name a kind of the catalogue (any version: SPEC 13 identifies kinds by
+ * group and kind), or a StatefulSet of a LeaderWorkerSet (its pods carry the LWS name label)? */
+static bool owner_is_judged(json_t *ref, json_t *labels)
+{
+    const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    if (!av || !kind)
+        return false;
+    const char *slash = strchr(av, '/');
+    size_t glen = slash ? (size_t)(slash - av) : 0;
+    if (glen == 4 && !strncmp(av, "apps", 4) && !strcmp(kind, "StatefulSet"))
+        return json_object_get(labels, LWS_NAME_LABEL) != NULL;
+    for (size_t i = 0; i < tg_api_count; i++) {
+        const struct tg_api_def *a = &tg_api_defs[i];
+        if (a->resource[0] && strlen(a->group) == glen && !strncmp(a->group, av, glen) &&
+            !strcmp(a->kind_name, kind))
+            return true;
+    }
+    return false;
+}
+
+static bool judged_owner(json_t *owners, json_t *labels)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach (owners, i, ref) {
+        if (owner_is_judged(ref, labels))
+            return true;
+    }
+    return false;
+}
+
+/* The kinds Kueue can hold by their suspend field, and where that field is (kubernetes-sigs/kueue
+ * integrations: batch Job, JobSet, Kubeflow jobs with runPolicy.suspend, RayJob, RayCluster,
+ * TrainJob). *path gets the field; false for other kinds. */
+static bool suspend_field(enum tg_kind kind, json_t *spec, json_t **parent, const char **key)
+{
+    *key = "suspend";
+    switch (kind) {
+    case TG_KIND_BATCHJOB:
+    case TG_KIND_JOBSET:
+    case TG_KIND_RAYCLUSTER:
+    case TG_KIND_RAYJOB:
+    case TG_KIND_TRAINJOB:
+        *parent = spec;
+        return true;
+    case TG_KIND_MPIJOB:
+    case TG_KIND_PYTORCHJOB:
+        *parent = json_object_get(spec, "runPolicy");
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool kueue_gated(json_t *pod_spec)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach (json_object_get(pod_spec, "schedulingGates"), i, g) {
+        const char *n = json_string_value(json_object_get(g, "name"));
+        if (n && (!strcmp(n, KUEUE_ADMISSION_GATE) || !strcmp(n, KUEUE_TOPOLOGY_GATE)))
+            return true;
+    }
+    return false;
+}
+
+/* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. */
+static void queue_state(struct tg_workload *wl, json_t *spec)
+{
+    json_t *parent = NULL;
+    const char *key;
+    wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
+    if (wl->kind == TG_KIND_POD) {
+        wl->queue_held = kueue_gated(json_object_get(wl->obj, "spec"));
+        return;
+    }
+    if (!wl->queued)
+        return;
+    if (!suspend_field(wl->kind, spec, &parent, &key)) {
+        wl->queue_held = wl->kind == TG_KIND_LWS; /* Kueue gates its pods instead */
+        return;
+    }
+    /* Kueue's webhook suspends every queued job at CREATE (pkg/controller/jobframework/defaults.go
+     * ApplyDefaultForSuspend), whatever the manifest says. */
+    wl->queue_held = wl->op == TG_OP_CREATE || json_is_true(json_object_get(parent, key));
+}
+
+/* The kinds of section 3 count their pods in one world. */
+static void single_world(struct tg_workload *wl)
+{
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        if (wl->tpl[i].world_pods < 0)
+            wl->tpl[i].world_pods = wl->tpl[i].replicas;
+    }
+}
+
+static int decode_kind(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
+                       const struct tg_path *sp, const char *version)
+{
+    switch (wl->kind) {
+    case TG_KIND_POD:
+        return decode_pod(ev, wl);
+    case TG_KIND_MPIJOB:
+        return decode_mpijob(ev, wl, spec, sp, version);
+    case TG_KIND_NODESET:
+    case TG_KIND_NODESET_BAD:
+        return decode_nodeset(ev, wl, spec, sp);
+    case TG_KIND_VCJOB:
+        return decode_vcjob(ev, wl, spec, sp);
+    case TG_KIND_PODGROUP:
+        return decode_podgroup(ev, wl, spec, sp);
+    case TG_KIND_BATCHJOB:
+        return tg_decode_batchjob(ev, wl, spec, sp);
+    case TG_KIND_JOBSET:
+        return tg_decode_jobset(ev, wl, spec, sp);
+    case TG_KIND_LWS:
+        return tg_decode_lws(ev, wl, spec, sp);
+    case TG_KIND_PYTORCHJOB:
+        return tg_decode_pytorchjob(ev, wl, spec, sp);
+    case TG_KIND_RAYCLUSTER:
+        return tg_decode_raycluster(ev, wl, spec, sp);
+    case TG_KIND_RAYJOB:
+        return tg_decode_rayjob(ev, wl, spec, sp);
+    case TG_KIND_TRAINJOB:
+        return tg_decode_trainjob(ev, wl, spec, sp);
+    case TG_KIND_TRAININGRUNTIME:
+        return tg_decode_trainingruntime(ev, wl, spec, sp);
+    case TG_KIND_NODEPOOL:
+        return decode_nodepool(ev, wl, spec, sp);
+    case TG_KIND_SLURM_CONTROLLER:
+        return decode_controller(ev, wl, spec, sp);
+    case TG_KIND_UNKNOWN:
+    case TG_KIND_COUNT:
+        break;
+    }
+    return 0;
+}
+
 int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op, json_t *obj,
                        json_t *old_obj, struct tg_eval *ev)
 {
@@ -466,40 +644,31 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->namespace = ns ? ns : "";
     wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
     wl->labels = tg_get_object(ev, meta, &mp, "labels");
-    wl->has_owner = json_array_size(tg_get_array(ev, meta, &mp, "ownerReferences")) > 0;
+    json_t *owners = tg_get_array(ev, meta, &mp, "ownerReferences");
+    wl->has_owner = json_array_size(owners) > 0;
+    wl->judged_owner = judged_owner(owners, wl->labels);
     tg_path_key(&sp, &root, "spec");
     json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
-    switch (kind) {
-    case TG_KIND_POD:
-        return decode_pod(ev, wl);
-    case TG_KIND_MPIJOB:
-        return decode_mpijob(ev, wl, spec, &sp, version);
-    case TG_KIND_NODESET:
-    case TG_KIND_NODESET_BAD:
-        return decode_nodeset(ev, wl, spec, &sp);
-    case TG_KIND_VCJOB:
-        return decode_vcjob(ev, wl, spec, &sp);
-    case TG_KIND_PODGROUP:
-        return decode_podgroup(ev, wl, spec, &sp);
-    case TG_KIND_NODEPOOL:
-        return decode_nodepool(ev, wl, spec, &sp);
-    case TG_KIND_SLURM_CONTROLLER:
-        return decode_controller(ev, wl, spec, &sp);
-    case TG_KIND_UNKNOWN:
-    case TG_KIND_COUNT:
-        break;
-    }
-    return 0;
+    queue_state(wl, spec);
+    int rc = decode_kind(ev, wl, spec, &sp, version);
+    if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
+                    kind == TG_KIND_VCJOB))
+        single_world(wl);
+    return rc;
 }
 
 void tg_workload_release(struct tg_workload *wl)
 {
-    for (size_t i = 0; i < wl->ntpl; i++)
+    for (size_t i = 0; i < wl->ntpl; i++) {
         free(wl->tpl[i].containers);
+        json_decref(wl->tpl[i].operator_env);
+    }
     free(wl->tpl);
+    json_decref(wl->owned);
     wl->tpl = NULL;
     wl->ntpl = 0;
+    wl->owned = NULL;
     for (size_t i = 0; i < wl->np.nreqs; i++)
         free(wl->np.reqs[i].values);
     free(wl->np.reqs);
@@ -514,6 +683,28 @@ long long tg_workload_pod_count(const struct tg_workload *wl)
         if (wl->tpl[i].replicas < 0)
             return -1;
         total += wl->tpl[i].replicas;
+    }
+    return total;
+}
+
+bool tg_templates_share_world(const struct tg_template *a, const struct tg_template *b)
+{
+    return a == b || a->every_world || b->every_world || a->world == b->world;
+}
+
+long long tg_template_world_size(const struct tg_workload *wl, const struct tg_template *t)
+{
+    long long total = 0;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        const struct tg_template *o = &wl->tpl[i];
+        /* a template in every world joins t's world, but two worker groups of a Ray cluster do
+         * not join each other through the head */
+        bool in = o == t || o->every_world || (!t->every_world && o->world == t->world);
+        if (!in)
+            continue;
+        if (o->world_pods < 0)
+            return -1;
+        total += o->world_pods;
     }
     return total;
 }

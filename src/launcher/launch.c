@@ -65,12 +65,33 @@ static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
 static const char *const mpi_mentions[] = {"mpirun",  "mpiexec",    "orterun",
                                            "prterun", "horovodrun", NULL};
 
+/* ---- torchrun -------------------------------------------------------------------------------*/
+
+static int read_torchrun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
+{
+    struct tg_torchrun r;
+    struct tg_launch *l = lw->out;
+    int rc = tg_torchrun_parse(cmd, &r);
+    if (rc <= 0 || l->ntorch >= TG_LAUNCH_MAX_RUNS)
+        return rc < 0 ? rc : 0;
+    struct tg_torchrun *v = realloc(l->torch, (l->ntorch + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    l->torch = v;
+    l->torch[l->ntorch++] = r;
+    return 0;
+}
+
+static const char *const torch_mentions[] = {"torchrun", "torch.distributed.run",
+                                             "torch.distributed.launch", NULL};
+
 /* ---- the reader table -------------------------------------------------------------------------
  * One row per kind of launch. The next readers (torchrun, python -m torch.distributed.run and
  * torch.distributed.launch, deepspeed, accelerate launch, Megatron/NeMo training scripts) are a
  * row here, a file beside mpirun.c, and an array in struct tg_launch. */
 static const struct launch_reader readers[] = {
     {"MPI launchers", tg_launcher_is_mpi, mpi_mentions, read_mpirun},
+    {"torchrun", tg_launcher_is_torch, torch_mentions, read_torchrun},
 };
 
 static int on_command(void *ctx, const struct tg_sh_cmd *cmd)
@@ -96,6 +117,7 @@ void tg_launch_release(struct tg_launch *l)
     for (size_t i = 0; i < l->nruns; i++)
         tg_mpirun_release(&l->runs[i]);
     free(l->runs);
+    free(l->torch);
     tg_launch_init(l);
 }
 

@@ -68,7 +68,7 @@ static void env_field(const struct tg_container *c, long i, struct tg_path *out)
 static void res_field(const struct tg_container *c, const char *list, const char *name,
                       struct tg_path *out)
 {
-    tg_path_key(out, &c->path, "resources");
+    tg_path_key(out, &c->path, c->resources_key ? c->resources_key : "resources");
     tg_path_key(out, out, list);
     if (name)
         tg_path_key(out, out, name);
@@ -157,7 +157,7 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     const char *names[8];
     size_t n = 0;
     json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
-    tg_path_key(&rp, &c->path, "resources");
+    tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
     json_t *limits = tg_get_object(ev, res, &rp, "limits");
     json_t *requests = tg_get_object(ev, res, &rp, "requests");
     json_t *lraw = json_object_get(res, "limits");
@@ -499,7 +499,8 @@ static bool has_efa_device(const struct tg_template *t)
  * carry the device (unknown: not judged). */
 static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
 {
-    if (uses_resource_claims(t))
+    /* a TrainJob without resourcesPerNode runs with its runtime's resources, not in the request */
+    if (uses_resource_claims(t) || t->resources_unknown)
         return;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];

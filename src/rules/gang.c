@@ -85,6 +85,48 @@ static void gang_mpijob(struct tg_eval *ev)
     }
 }
 
+/* ---- PyTorchJob --------------------------------------------------------------------------------
+ * Members = Master + Worker replicas: the minMember training-operator gives the PodGroup when
+ * runPolicy.schedulingPolicy.minAvailable is unset (kubeflow/training-operator:
+ * pkg/controller.v1/common/job.go, v1.9.3). A smaller minimum is allowed: torch elastic jobs
+ * start with part of their pods (SPEC 11: gang minimums). */
+static void gang_pytorchjob(struct tg_eval *ev)
+{
+    static const char field[] = "spec.runPolicy.schedulingPolicy.minAvailable";
+    static const char *const types[] = {"Master", "Worker"};
+    const struct tg_pytorch *pt = &ev->wl->pt;
+    json_t *specs[] = {pt->master_spec, pt->worker_spec};
+    long long members = 0, n;
+    bool known = true;
+    for (size_t i = 0; i < 2; i++) {
+        struct tg_path p, rp;
+        if (!specs[i])
+            continue;
+        tg_path_root(&p);
+        tg_path_key(&p, &p, "spec");
+        tg_path_key(&p, &p, "pytorchReplicaSpecs");
+        tg_path_key(&p, &p, types[i]);
+        tg_path_key(&rp, &p, "replicas");
+        int got = tg_get_int(NULL, specs[i], &p, "replicas", &n);
+        if (got == 1 && check_negative(ev, rp.field, "replicas", n))
+            known = false;
+        else if (got == 1 && count_ok(n))
+            members += n;
+        else if (got == 0)
+            members += 1; /* the operator's default */
+        else
+            known = false;
+    }
+    if (!pt->has_min_available || check_negative(ev, field, "minAvailable", pt->min_available))
+        return;
+    if (known && pt->min_available > members)
+        tg_report(ev, TG_RULE_GANG_MIN_EXCEEDS_MEMBERS, field,
+                  "%lld > the %lld pods this PyTorchJob creates (Master + Worker replicas): the "
+                  "gang waits for pods that never exist, so it never schedules; set it to %lld "
+                  "or remove it",
+                  pt->min_available, members, members);
+}
+
 /* ---- Volcano Job -------------------------------------------------------------------------------
  * Members = the sum of task replicas (api-facts 4.2). Volcano's job webhook defaults a task's
  * minAvailable to its replicas and a job minAvailable of 0 (or unset) to the sum of the task
@@ -329,6 +371,9 @@ int tg_rules_gang(struct tg_eval *ev)
         break;
     case TG_KIND_VCJOB:
         gang_vcjob(ev);
+        break;
+    case TG_KIND_PYTORCHJOB:
+        gang_pytorchjob(ev);
         break;
     case TG_KIND_PODGROUP:
         gang_podgroup(ev);

@@ -153,6 +153,23 @@ static int runs_launcher(struct tg_eval *ev, const struct tg_template *t, bool *
     return 0;
 }
 
+/* SPEC 11 launcher-like roles of the other workload kinds, as their decoders name them: a Ray
+ * head, a RayJob submitter, a Trainer initializer or MPI launcher, an LWS leader template. Without
+ * a GPU, a Neuron device or EFA they only start or coordinate others. */
+static bool coordinator_role(const struct tg_template *t)
+{
+    switch (t->role) {
+    case TG_ROLE_LAUNCHER:
+    case TG_ROLE_HEAD:
+    case TG_ROLE_SUBMITTER:
+    case TG_ROLE_INITIALIZER:
+    case TG_ROLE_LEADER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 int tg_template_launcher_only(struct tg_eval *ev, const struct tg_template *t)
 {
     const struct tg_workload *wl = ev->wl;
@@ -175,7 +192,7 @@ int tg_template_launcher_only(struct tg_eval *ev, const struct tg_template *t)
         rc = names_other_hosts(ev, t, &yes);
         return rc < 0 ? rc : yes;
     default:
-        return 0;
+        return coordinator_role(t) && !tg_template_has_devices(t);
     }
 }
 

@@ -1,7 +1,11 @@
 /* zone.c -- the zone.* rules: the pods of an EFA job must share one availability zone, because
- * EFA does not cross zones (SPEC sections 4 and 9; api-facts 5.6, 5.7). */
+ * EFA does not cross zones (SPEC sections 4, 9, 11 and 13; api-facts 5.6, 5.7). The scope is the
+ * world (include/tg/workload.h): zone.missing, zone.multiple and zone.preferred-only need two or
+ * more EFA pods in one world, zone.conflict compares the templates of one world, and a conflict
+ * inside one template always counts. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/obj.h"
@@ -11,6 +15,9 @@
 
 #define REQUIRED "requiredDuringSchedulingIgnoredDuringExecution"
 #define PREFERRED "preferredDuringSchedulingIgnoredDuringExecution"
+/* kubernetes-sigs/kueue: apis/kueue/v1beta2/topology_types.go (Topology-Aware Scheduling). */
+#define KUEUE_TAS_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define KUEUE_TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
 /* Zone lists in messages are cut here so that a line stays well under 256 characters. */
 #define LIST_MAX 64
 
@@ -283,28 +290,114 @@ static int template_pin(struct tg_eval *ev, const struct tg_template *t, bool re
     return 0;
 }
 
-/* zone.missing / multiple / preferred-only apply to workloads of two or more pods that use EFA
- * (SPEC section 9). Unknown replicas count as several. */
-static bool multi_pod(const struct tg_workload *wl)
+/* ---- pins that hold each copy of a world together ----------------------------------------- */
+
+/* A node label that confines pods to one zone: a zone (or zone id) label, or a narrower key. */
+static bool zone_or_narrower(const struct tg_policy *pol, const char *key)
 {
-    long long pods = 0;
-    switch (wl->kind) {
-    case TG_KIND_NODESET:
-        return true;
-    case TG_KIND_POD:
-        return wl->has_owner ||
-               json_object_get(wl->annotations, "scheduling.k8s.io/group-name") != NULL;
-    case TG_KIND_MPIJOB:
-    case TG_KIND_VCJOB:
-        for (size_t i = 0; i < wl->ntpl; i++) {
-            if (!tg_template_requests_efa(&wl->tpl[i]))
-                continue;
-            pods += wl->tpl[i].replicas < 0 ? 2 : wl->tpl[i].replicas;
-        }
-        return pods >= 2;
-    default:
-        return false;
+    return key && (tg_policy_is_zone_label(pol, key) ||
+                   key_in(key, pol->narrow_topology_keys, pol->nnarrow));
+}
+
+static const char *template_annotation(const struct tg_template *t, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(t->meta, "annotations"), key));
+}
+
+/* SPEC 11: a JobSet or LWS exclusive-topology key on a zone key pins each child Job / group, when
+ * each is its own world (the decoder sets copy_topology only then); Kueue's
+ * podset-required-topology on a zone key or a narrower one puts all pods of the template in one
+ * domain; podset-preferred-topology is judged like a preferred affinity. */
+static void group_pins(const struct tg_policy *pol, const struct tg_template *t,
+                       struct zone_pin *zp)
+{
+    if (zp->state != PIN_NONE && zp->state != PIN_MULTIPLE)
+        return;
+    if (zone_or_narrower(pol, t->copy_topology) ||
+        zone_or_narrower(pol, template_annotation(t, KUEUE_TAS_REQUIRED))) {
+        zp->state = PIN_ONE;
+        zp->zone = NULL;
+        return;
     }
+    if (zp->state == PIN_NONE && !zp->preferred &&
+        zone_or_narrower(pol, template_annotation(t, KUEUE_TAS_PREFERRED))) {
+        zp->preferred = true;
+        tg_path_key(&zp->pref_field, &t->path, "metadata");
+        tg_path_key(&zp->pref_field, &zp->pref_field, "annotations");
+        tg_path_key(&zp->pref_field, &zp->pref_field, KUEUE_TAS_PREFERRED);
+    }
+}
+
+/* ---- scope: which templates need one zone ---------------------------------------------------- */
+
+/* SPEC 13 "Pods at admission": a group of two or more pods that no judged workload owns. */
+static bool pod_shows_group(const struct tg_workload *wl)
+{
+    static const char *const gang[] = {"scheduling.k8s.io/group-name",
+                                       "scheduling.volcano.sh/group-name",
+                                       "scheduling.x-k8s.io/pod-group"};
+    static const char *const size[] = {"leaderworkerset.sigs.k8s.io/size",
+                                       "leaderworkerset.sigs.k8s.io/group-size"};
+    for (size_t i = 0; i < sizeof(gang) / sizeof(gang[0]); i++) {
+        /* scheduler-plugins sets its key as a label, Volcano as an annotation: accept both */
+        const char *g = json_string_value(json_object_get(wl->annotations, gang[i]));
+        if (!g)
+            g = json_string_value(json_object_get(wl->labels, gang[i]));
+        if (g && *g)
+            return true;
+    }
+    for (size_t i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
+        /* LWS writes the size annotation; SPEC 11 names a group-size label: accept both */
+        const char *v = json_string_value(json_object_get(wl->annotations, size[i]));
+        if (!v)
+            v = json_string_value(json_object_get(wl->labels, size[i]));
+        char *end;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (v && end != v && *end == '\0' && n >= 2)
+            return true;
+    }
+    return false;
+}
+
+/* May zone.missing, zone.multiple and zone.preferred-only judge this object at all? */
+static bool judges_unpinned(const struct tg_workload *wl)
+{
+    if (wl->judged_owner || wl->queue_held)
+        return false; /* judged through its owner; held by Kueue until it sets the zone */
+    return wl->kind != TG_KIND_POD || pod_shows_group(wl);
+}
+
+/* EFA pods in one copy of world w (every_world templates included); unknown counts as two. */
+static long long world_efa_pods(const struct tg_workload *wl, const bool *efa, int w, bool any)
+{
+    long long n = 0;
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        const struct tg_template *t = &wl->tpl[i];
+        if (!efa[i] || !(t->every_world || (!any && t->world == w)))
+            continue;
+        n += t->world_pods < 0 ? 2 : t->world_pods;
+    }
+    return n;
+}
+
+/* SPEC 13: two or more EFA pods in one world. A template in every world (the Ray head) counts
+ * in each of them. */
+static bool needs_zone(const struct tg_workload *wl, const bool *efa, size_t i)
+{
+    const struct tg_template *t = &wl->tpl[i];
+    if (wl->kind == TG_KIND_POD)
+        return true; /* judges_unpinned() saw its group of two or more */
+    if (!t->every_world)
+        return world_efa_pods(wl, efa, t->world, false) >= 2;
+    bool other = false;
+    for (size_t k = 0; k < wl->ntpl; k++) {
+        if (wl->tpl[k].every_world)
+            continue;
+        other = true;
+        if (world_efa_pods(wl, efa, wl->tpl[k].world, false) >= 2)
+            return true;
+    }
+    return !other && world_efa_pods(wl, efa, 0, true) >= 2;
 }
 
 static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
@@ -320,6 +413,9 @@ static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
             tg_report(ev, TG_RULE_ZONE_MULTIPLE, zp->field.field,
                       "does not pin one zone in every term, and EFA cannot span zones: pin the "
                       "same zone in each term");
+    } else if (ev->wl->kind == TG_KIND_TRAINJOB) {
+        /* SPEC 11: a TrainJob's runtime usually pins the zone, and is judged on its own. */
+        return;
     } else if (zp->preferred) {
         tg_report(ev, TG_RULE_ZONE_PREFERRED_ONLY, zp->pref_field.field,
                   "the zone is only preferred, so pods may land in different zones, which EFA "
@@ -331,52 +427,79 @@ static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
     }
 }
 
+/* zone.conflict between the EFA templates of one world: the first one with a named zone (or zone
+ * id) is the reference for the others. */
+static void check_between(struct tg_eval *ev, const bool *efa, const struct zone_pin *pins)
+{
+    const struct tg_workload *wl = ev->wl;
+    for (size_t j = 0; j < wl->ntpl; j++) {
+        const struct zone_pin *zp = &pins[j];
+        const struct tg_template *ref = NULL, *ref_id = NULL;
+        const char *zone = NULL, *id = NULL;
+        if (!efa[j] || zp->state != PIN_ONE)
+            continue;
+        for (size_t i = 0; i < j; i++) {
+            if (!efa[i] || pins[i].state != PIN_ONE ||
+                !tg_templates_share_world(&wl->tpl[i], &wl->tpl[j]))
+                continue;
+            if (!zone && pins[i].zone) {
+                zone = pins[i].zone;
+                ref = &wl->tpl[i];
+            }
+            if (!id && pins[i].zone_id) {
+                id = pins[i].zone_id;
+                ref_id = &wl->tpl[i];
+            }
+        }
+        if (zone && zp->zone && strcmp(zone, zp->zone))
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp->field.field,
+                      "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
+                      "pin all templates to one zone",
+                      zp->zone, ref->role_name, zone);
+        if (id && zp->zone_id && strcmp(id, zp->zone_id))
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp->field.field,
+                      "pins zone id %s but the %s template pins %s, and EFA cannot cross zones: "
+                      "pin all templates to one zone",
+                      zp->zone_id, ref_id->role_name, id);
+    }
+}
+
 int tg_rules_zone(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
-    struct zone_pin zp;
-    const struct tg_template *ref = NULL, *ref_by_id = NULL;
-    const char *ref_zone = NULL, *ref_id = NULL;
     bool any_efa = false;
     int rc = 0;
     if (!ev->policy || wl->ntpl == 0 || tg_workload_spec_unchanged(wl))
         return 0;
-    for (size_t i = 0; i < wl->ntpl; i++)
-        any_efa |= tg_template_requests_efa(&wl->tpl[i]);
-    if (!any_efa)
-        return 0;
-    bool multi = multi_pod(wl);
-    /* SPEC 9: zone.conflict applies to every template that requests EFA, so only EFA templates
-     * are compared; a template without EFA (an MPIJob Launcher that only runs mpirun) may run in
-     * any zone. The first EFA template with a named zone is the reference. */
-    for (size_t i = 0; i < wl->ntpl; i++) {
-        const struct tg_template *t = &wl->tpl[i];
-        if (!tg_template_requests_efa(t))
-            continue;
-        if ((rc = template_pin(ev, t, true, &zp)) < 0)
-            return rc;
-        if (multi && zp.state != PIN_ONE && zp.state != PIN_CONFLICT)
-            report_unpinned(ev, t, &zp);
-        if (zp.state != PIN_ONE)
-            continue;
-        if (zp.zone && !ref_zone) {
-            ref = t;
-            ref_zone = zp.zone;
-        } else if (zp.zone && strcmp(ref_zone, zp.zone)) {
-            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp.field.field,
-                      "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
-                      "pin all templates to one zone",
-                      zp.zone, ref->role_name, ref_zone);
-        }
-        if (zp.zone_id && !ref_id) {
-            ref_by_id = t;
-            ref_id = zp.zone_id;
-        } else if (zp.zone_id && strcmp(ref_id, zp.zone_id)) {
-            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp.field.field,
-                      "pins zone id %s but the %s template pins %s, and EFA cannot cross zones: "
-                      "pin all templates to one zone",
-                      zp.zone_id, ref_by_id->role_name, ref_id);
-        }
+    bool *efa = calloc(wl->ntpl, sizeof(*efa));
+    struct zone_pin *pins = calloc(wl->ntpl, sizeof(*pins));
+    if (!efa || !pins) {
+        rc = -ENOMEM;
+        goto out;
     }
-    return ev->error;
+    for (size_t i = 0; i < wl->ntpl; i++)
+        any_efa |= efa[i] = tg_template_requests_efa(&wl->tpl[i]);
+    if (!any_efa)
+        goto out;
+    /* SPEC 13: zone.conflict inside one template always applies (that pod can never schedule);
+     * a template without EFA (an MPI launcher, a Ray head) may run in any zone. */
+    for (size_t i = 0; i < wl->ntpl; i++) {
+        if (!efa[i])
+            continue;
+        if ((rc = template_pin(ev, &wl->tpl[i], true, &pins[i])) < 0)
+            goto out;
+        group_pins(ev->policy, &wl->tpl[i], &pins[i]);
+    }
+    bool judge = judges_unpinned(wl);
+    for (size_t i = 0; i < wl->ntpl && judge; i++) {
+        if (efa[i] && pins[i].state != PIN_ONE && pins[i].state != PIN_CONFLICT &&
+            needs_zone(wl, efa, i))
+            report_unpinned(ev, &wl->tpl[i], &pins[i]);
+    }
+    check_between(ev, efa, pins);
+    rc = ev->error;
+out:
+    free(efa);
+    free(pins);
+    return rc;
 }

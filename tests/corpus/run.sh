@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# run.sh -- every file of the shared manifest corpus through `trainguard check`: no crash, and a
-# summary (documents, kinds, findings per rule, parse errors) that must match golden.txt.
+# run.sh -- every file of the shared manifest corpus, and of the published manifests copied into
+# this directory (tests/corpus/<owner>__<repo>/, sources in SOURCES-new.md), through `trainguard
+# check`: no crash, and a summary (documents, kinds, findings per rule, parse errors) that must
+# match golden.txt. The copies here are listed as "tests/corpus/<owner>__<repo>/<file>".
 #
 #   TG_BIN=build/trainguard bash tests/corpus/run.sh        compare with the golden file
 #   TG_UPDATE_GOLDEN=1 TG_BIN=... bash tests/corpus/run.sh  rewrite it (review the diff!)
@@ -35,7 +37,10 @@ summary="$tmp/summary.txt"
 n=0
 mkdir -p "$tmp/reports/checkreport" "$tmp/reports/sarif" "$tmp/reports/junit" "$tmp/reports/policyreport"
 while IFS= read -r -d '' f; do
-    rel="${f#"$corpus"/}"
+    case $f in
+        "$here"/*) rel="tests/corpus/${f#"$here"/}" ;;
+        *) rel="${f#"$corpus"/}" ;;
+    esac
     n=$((n + 1))
     # 1. JSON report (the summary comes from it).
     timeout 60 "$bin" check --output json "$f" > "$tmp/reports/checkreport/$n.json" 2> "$tmp/err.txt"
@@ -88,7 +93,8 @@ while IFS= read -r -d '' f; do
         echo "== $rel"
         python3 "$here/summarize.py" "$rc" < "$tmp/reports/checkreport/$n.json" || echo "(no report)"
     } >> "$summary"
-done < <(find "$corpus" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -print0 |
+done < <({ find "$corpus" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -print0
+          find "$here" -mindepth 2 -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -print0; } |
          sort -z)
 
 # Every report of every format against its published schema (one validator run per format).

@@ -84,7 +84,10 @@ for k in ["ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "S
         "%s is in namespace %s" % (k, ns))
 
 # webhooks
-want_resources = {"pods", "mpijobs", "nodesets", "podgroups", "jobs"}
+want_resources = {"pods", "mpijobs", "nodesets", "podgroups", "jobs", "jobsets",
+                  "leaderworkersets", "pytorchjobs", "trainjobs", "trainingruntimes",
+                  "clustertrainingruntimes", "rayclusters", "rayjobs"}
+cluster_scoped = {"clustertrainingruntimes", "nodepools"}  # src/catalogue/kinds.def CLUSTER rows
 for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
                    ("MutatingWebhookConfiguration", "/mutate")]:
     for cfg in by_kind.get(kind, []):
@@ -118,13 +121,18 @@ for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
                 res |= set(r["resources"])
                 say(set(r["operations"]) <= {"CREATE", "UPDATE"}, "%s %s: CREATE/UPDATE only"
                     % (n, r["resources"]))
+                want_scope = "Cluster" if set(r["resources"]) <= cluster_scoped else "Namespaced"
+                say(r.get("scope") == want_scope, "%s %s: scope %s" % (n, r["resources"], want_scope))
             want = want_resources - ({"podgroups"} if kind.startswith("Mutating") else set())
             say(want <= res, "%s covers %s" % (n, sorted(want)))
             if kind.startswith("Mutating"):
                 say(w.get("reinvocationPolicy") == "IfNeeded", "%s reinvocationPolicy IfNeeded" % n)
             vers = {(g, v) for r in w["rules"] for g in r["apiGroups"] for v in r["apiVersions"]}
             for gv in [("kubeflow.org", "v2beta1"), ("kubeflow.org", "v1"), ("", "v1"),
-                       ("slinky.slurm.net", "v1beta1"), ("batch.volcano.sh", "v1alpha1")]:
+                       ("slinky.slurm.net", "v1beta1"), ("batch.volcano.sh", "v1alpha1"),
+                       ("batch", "v1"), ("jobset.x-k8s.io", "v1alpha2"),
+                       ("leaderworkerset.x-k8s.io", "v1"), ("trainer.kubeflow.org", "v1alpha1"),
+                       ("ray.io", "v1")]:
                 say(gv in vers, "%s registers %s/%s" % (n, gv[0] or "core", gv[1]))
             if kind.startswith("Validating"):
                 by_res = {x: r for r in w["rules"] for x in r["resources"]}

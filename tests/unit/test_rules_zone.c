@@ -16,25 +16,27 @@
 #define EFA_C                                                                                      \
     "containers: [{name: w, image: x, resources: {limits: {vpc.amazonaws.com/efa: 32, "            \
     "hugepages-2Mi: 1Gi}}}]"
-#define OWNED                                                                                      \
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: [{kind: MPIJob, name: j}]}\n"
+/* A Pod in a PodGroup that no judged workload owns: zone-judged (SPEC 13 "Pods at admission"). */
+#define GANG                                                                                       \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {scheduling.k8s.io/group-name: "  \
+    "pg}}\n"
 
 static const struct tg_policy_case cases[] = {
     {"Should admit a nodeSelector on a single-zone NodePool label of the policy", NODEPOOL_A,
-     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, " EFA_C "}", NULL, NULL},
+     GANG "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, " EFA_C "}", NULL, NULL},
     {"Should deny a NodePool value the policy does not list as single-zone", NODEPOOL_A,
-     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-any}, " EFA_C "}", "zone.missing",
+     GANG "spec: {nodeSelector: {karpenter.sh/nodepool: p5-any}, " EFA_C "}", "zone.missing",
      "spec"},
     {"Should admit any value of a single-zone label listed without values", NODEPOOL_A,
-     OWNED "spec: {nodeSelector: {eks.amazonaws.com/nodegroup: ng-1}, " EFA_C "}", NULL, NULL},
+     GANG "spec: {nodeSelector: {eks.amazonaws.com/nodegroup: ng-1}, " EFA_C "}", NULL, NULL},
     {"Should deny a single-zone NodePool in us-east-1a with a zone nodeSelector us-east-1b",
      NODEPOOL_A,
-     OWNED "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a, topology.kubernetes.io/zone: "
-           "us-east-1b}, " EFA_C "}",
+     GANG "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a, topology.kubernetes.io/zone: "
+          "us-east-1b}, " EFA_C "}",
      "zone.conflict", "spec.nodeSelector[karpenter.sh/nodepool]"},
     {"Should deny a single-zone NodePool whose zone required node affinity does not allow",
      NODEPOOL_A,
-     OWNED
+     GANG
      "spec: {nodeSelector: {karpenter.sh/nodepool: p5-use1a}, affinity: {nodeAffinity: "
      "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
      "[{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c, "
@@ -62,16 +64,16 @@ static const struct tg_policy_case cases[] = {
      NULL, NULL},
     {"Should admit a required pod affinity on a narrower key the policy adds",
      POLICY_HEAD "narrowTopologyKeys: [example.com/rack]\n",
-     OWNED "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-           "[{labelSelector: {matchLabels: {a: b}}, topologyKey: example.com/rack}]}}, " EFA_C "}",
+     GANG "spec: {affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+          "[{labelSelector: {matchLabels: {a: b}}, topologyKey: example.com/rack}]}}, " EFA_C "}",
      NULL, NULL},
     {"Should deny a custom zone label only when the policy does not list it",
      POLICY_HEAD "zoneLabels: [example.com/az]\n",
-     OWNED "spec: {nodeSelector: {topology.kubernetes.io/zone: us-east-1a}, " EFA_C "}",
+     GANG "spec: {nodeSelector: {topology.kubernetes.io/zone: us-east-1a}, " EFA_C "}",
      "zone.missing", "spec"},
     {"Should admit a custom zone label the policy lists",
      POLICY_HEAD "zoneLabels: [example.com/az]\n",
-     OWNED "spec: {nodeSelector: {example.com/az: use1-az1}, " EFA_C "}", NULL, NULL},
+     GANG "spec: {nodeSelector: {example.com/az: use1-az1}, " EFA_C "}", NULL, NULL},
 };
 
 START_TEST(policy_case)

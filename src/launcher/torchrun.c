@@ -1,0 +1,232 @@
+/* torchrun.c -- torchrun, python -m torch.distributed.run and torch.distributed.launch read for
+ * --nnodes, --nproc-per-node, --standalone and the rendezvous (include/tg/torchrun.h). Option
+ * names and defaults: pytorch/pytorch torch/distributed/run.py get_args_parser
+ * (docs/references.md#ref-torchrun). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg/torchrun.h"
+
+/* Options that take no value (action check_env or store_true); every other option takes one. */
+static const char *const flags[] = {
+    "--standalone",         "-m",         "--module",  "--no-python", "--no_python",
+    "--run-path",           "--run_path", "--use-env", "--use_env",   "--virtual-local-rank",
+    "--virtual_local_rank", "-h",         "--help",    NULL,
+};
+
+static const char *base(const char *word)
+{
+    const char *b = strrchr(word, '/');
+    return b ? b + 1 : word;
+}
+
+/* python, python3, python3.11 (not pythonic-tool) */
+static bool is_python(const char *word)
+{
+    const char *b = base(word);
+    if (strncmp(b, "python", 6))
+        return false;
+    for (b += 6; *b; b++) {
+        if (!isdigit((unsigned char)*b) && *b != '.')
+            return false;
+    }
+    return true;
+}
+
+bool tg_launcher_is_torch(const char *word)
+{
+    return !strcmp(base(word), "torchrun") || is_python(word);
+}
+
+static bool in_list(const char *w, const char *const *list)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (!strcmp(w, list[i]))
+            return true;
+    }
+    return false;
+}
+
+/* The word where torchrun's own options start: 1 after `torchrun`, after `-m MODULE` for Python
+ * (with interpreter options before it); 0 when the command does not run torchrun. */
+static size_t torch_start(const struct tg_sh_cmd *cmd, char *launcher, size_t len)
+{
+    const struct tg_sh_word *w = cmd->words;
+    if (!strcmp(base(w[0].text), "torchrun")) {
+        snprintf(launcher, len, "torchrun");
+        return 1;
+    }
+    for (size_t i = 1; i < cmd->nwords; i++) {
+        const char *t = w[i].text;
+        if (!strcmp(t, "-m") && i + 1 < cmd->nwords) {
+            const char *mod = w[i + 1].text;
+            if (strcmp(mod, "torch.distributed.run") && strcmp(mod, "torch.distributed.launch"))
+                return 0;
+            snprintf(launcher, len, "python -m %s", mod);
+            return i + 2;
+        }
+        if (!strcmp(t, "-W") || !strcmp(t, "-X")) {
+            i++; /* interpreter options with a value */
+            continue;
+        }
+        if (t[0] != '-' || !strcmp(t, "-c") || !strcmp(t, "-"))
+            return 0; /* a script, -c code, or stdin: not torchrun */
+    }
+    return 0;
+}
+
+static void opt_from_word(struct tg_torch_opt *o, const struct tg_sh_word *w, const char *value)
+{
+    o->set = true;
+    o->from_env = false;
+    o->resolved = w->resolved;
+    snprintf(o->text, sizeof(o->text), "%s", value);
+    if (!w->resolved)
+        snprintf(o->reason, sizeof(o->reason), "%s", w->reason ? w->reason : "not a literal");
+}
+
+/* `--name=value` or `--name value` for one of names: the value, or NULL. *skip is set when the
+ * value is the next word. */
+static const char *opt_value(const struct tg_sh_cmd *cmd, size_t i, const char *const *names,
+                             bool *skip, const struct tg_sh_word **vw)
+{
+    const char *t = cmd->words[i].text;
+    *skip = false;
+    for (size_t k = 0; names[k]; k++) {
+        size_t n = strlen(names[k]);
+        if (strncmp(t, names[k], n))
+            continue;
+        if (t[n] == '=') {
+            *vw = &cmd->words[i];
+            return t + n + 1;
+        }
+        if (t[n] == '\0' && i + 1 < cmd->nwords) {
+            *skip = true;
+            *vw = &cmd->words[i + 1];
+            return cmd->words[i + 1].text;
+        }
+    }
+    return NULL;
+}
+
+static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_torchrun *r)
+{
+    static const char *const nnodes[] = {"--nnodes", NULL};
+    static const char *const nproc[] = {"--nproc-per-node", "--nproc_per_node", NULL};
+    static const char *const rdzv[] = {"--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-backend",
+                                       "--rdzv_backend", NULL};
+    for (size_t i = start; i < cmd->nwords; i++) {
+        const char *t = cmd->words[i].text;
+        const struct tg_sh_word *vw = NULL;
+        const char *v;
+        bool skip;
+        if (t[0] != '-' || !strcmp(t, "--"))
+            return; /* the training script: the rest is its own */
+        if (!strcmp(t, "--standalone"))
+            r->standalone = true;
+        if (in_list(t, flags))
+            continue;
+        if ((v = opt_value(cmd, i, nnodes, &skip, &vw)))
+            opt_from_word(&r->nnodes, vw, v);
+        else if ((v = opt_value(cmd, i, nproc, &skip, &vw)))
+            opt_from_word(&r->nproc, vw, v);
+        else if ((v = opt_value(cmd, i, rdzv, &skip, &vw)))
+            r->rdzv = true;
+        else
+            skip = strchr(t, '=') == NULL; /* another option and its value */
+        if (skip)
+            i++;
+    }
+}
+
+/* The last entry of name in env, as the torchrun process sees it. */
+static const struct tg_sh_env_var *env_find(const struct tg_sh_env *env, const char *name)
+{
+    for (size_t i = env->n; i-- > 0;) {
+        if (env->v[i].namelen == strlen(name) && !strncmp(env->v[i].name, name, env->v[i].namelen))
+            return &env->v[i];
+    }
+    return NULL;
+}
+
+/* torchrun's env action: an option not on the command line takes PET_<OPTION>. */
+static void opt_from_env(struct tg_torch_opt *o, const struct tg_sh_env *env, const char *name)
+{
+    const struct tg_sh_env_var *e = env_find(env, name);
+    if (o->set || !e)
+        return;
+    o->set = o->from_env = true;
+    o->resolved = e->value != NULL;
+    snprintf(o->env_name, sizeof(o->env_name), "%s", name);
+    snprintf(o->text, sizeof(o->text), "%s", e->value ? e->value : "");
+    if (!e->value)
+        snprintf(o->reason, sizeof(o->reason), "%s is not known at admission", name);
+}
+
+int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
+{
+    struct tg_sh_env env;
+    memset(out, 0, sizeof(*out));
+    size_t start = torch_start(cmd, out->launcher, sizeof(out->launcher));
+    if (start == 0)
+        return 0;
+    out->depth = cmd->depth;
+    out->line = cmd->line;
+    out->index = cmd->index;
+    out->argv_index = cmd->argv_index;
+    read_options(cmd, start, out);
+    if (tg_sh_cmd_env(cmd, &env) < 0)
+        return -ENOMEM;
+    opt_from_env(&out->nnodes, &env, "PET_NNODES");
+    opt_from_env(&out->nproc, &env, "PET_NPROC_PER_NODE");
+    const struct tg_sh_env_var *sa = env_find(&env, "PET_STANDALONE");
+    if (sa && sa->value && !strcmp(sa->value, "1"))
+        out->standalone = true;
+    out->rdzv |= env_find(&env, "PET_RDZV_ENDPOINT") != NULL;
+    tg_sh_env_release(&env);
+    return 1;
+}
+
+/* A non-negative decimal count, all of s. */
+static bool count(const char *s, long long *n)
+{
+    char *end;
+    if (!isdigit((unsigned char)s[0]))
+        return false;
+    errno = 0;
+    *n = strtoll(s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+int tg_torchrun_nnodes(const struct tg_torchrun *r, long long *min, long long *max)
+{
+    char buf[sizeof(r->nnodes.text)];
+    if (r->standalone || !r->nnodes.set) {
+        *min = *max = 1;
+        return 1;
+    }
+    if (!r->nnodes.resolved)
+        return 0;
+    snprintf(buf, sizeof(buf), "%s", r->nnodes.text);
+    char *colon = strchr(buf, ':');
+    if (!colon) {
+        if (!count(buf, min))
+            return 0;
+        *max = *min;
+        return 1;
+    }
+    *colon = '\0';
+    return count(buf, min) && count(colon + 1, max) && *min <= *max ? 1 : 0;
+}
+
+int tg_torchrun_nproc(const struct tg_torchrun *r, long long *n)
+{
+    if (!r->nproc.set) {
+        *n = 1;
+        return 1;
+    }
+    return r->nproc.resolved && count(r->nproc.text, n) ? 1 : 0;
+}
