@@ -26,6 +26,11 @@ struct tg_result {
     struct tg_patch patch; /* ops to return (empty when none, and always in audit mode) */
     json_t *would_patch;   /* array of the pointers that would change (audit), or NULL */
     struct tg_findings findings;
+    /* The rules the object turned off for itself (trainguard.dev/exempt-rules, SPEC 12), as
+     * static rule ids; recorded on /validate in the audit annotation `exempted`. */
+    const char *exempted[TG_RULE_COUNT];
+    size_t nexempted;
+    size_t nratcheted; /* UPDATE: deny findings reported at warn, the old object had them too */
 };
 
 struct tg_pipeline_opts {
