@@ -11,6 +11,9 @@ PKGS := libmicrohttpd jansson yaml-0.1 openssl gnutls
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libjansson-dev libyaml-dev libssl-dev \
             libgnutls28-dev check curl openssl
 DEB_EXTRA := wrk clang valgrind jq prometheus
+# The prefilter test evaluates the generated CEL with @bufbuild/cel (tests/cel, `npm ci`). A machine
+# that already has node and npm (NodeSource's nodejs bundles npm) keeps them.
+DEB_NODE := nodejs npm
 # The chart test renders templates with Go's text/template and sprig, as Helm does (no Helm here).
 DEB_CHART := python3-yaml python3-jsonschema golang-go golang-github-masterminds-sprig-dev \
              golang-gopkg-yaml.v3-dev
@@ -46,7 +49,8 @@ X509_SO := $(BUILD)/trainguard-x509.so
 X509_OBJ := $(BUILD)/obj/x509/x509.o
 UNIT := $(BUILD)/unit_tests
 
-.PHONY: all deps deps-build deps-test run check catalogue catalogue-check unit integration corpus check-asan check-valgrind bench soak fuzz \
+.PHONY: all deps deps-build deps-test deps-node run check catalogue catalogue-check prefilter unit \
+        integration corpus check-asan check-valgrind bench soak fuzz \
         format format-check lint clean certs-dev
 .DEFAULT_GOAL := all
 
@@ -69,6 +73,11 @@ endef
 
 deps:
 	$(call install_missing,$(DEB_PKGS) $(DEB_EXTRA) $(DEB_CHART) $(DEB_TEST))
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory deps-node; fi
+
+deps-node:
+	$(call install_missing,$(DEB_NODE))
 
 deps-build:
 	$(call install_missing,$(DEB_PKGS))
@@ -139,6 +148,15 @@ catalogue-check: $(CATALOGUE_GEN)
 	bash scripts/catalogue.sh check $(CATALOGUE_GEN)
 	@echo "catalogue: generated copies match src/catalogue/*.def"
 
+# The webhooks' matchConditions, evaluated with a real CEL evaluator on every fixture and corpus
+# object against the pipeline's verdict on it (tests/cel/run.sh).
+CEL_JUDGE := $(BUILD)/cel_judge
+$(CEL_JUDGE): tests/cel/judge.c $(BUILD)/libtg.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@.$$$$.tmp $< $(BUILD)/libtg.a $(BIN_LIBS) -lm && mv -f $@.$$$$.tmp $@
+
+prefilter: $(CEL_JUDGE) $(CATALOGUE_GEN)
+	@TG_JUDGE=$(abspath $(CEL_JUDGE)) TG_GEN=$(abspath $(CATALOGUE_GEN)) bash tests/cel/run.sh
+
 # ---- run ----------------------------------------------------------------------------------
 certs-dev: $(BIN)
 	@if [ ! -s certs/dev/tls.crt ] || [ ! -s certs/dev/tls.key ]; then \
@@ -153,7 +171,7 @@ run: $(BIN) certs-dev
 # ---- tests --------------------------------------------------------------------------------
 # CK_TIMEOUT_MULTIPLIER gives sanitizer and valgrind builds room; suites are fast otherwise.
 check: deps
-	@$(MAKE) --no-print-directory catalogue-check unit integration corpus
+	@$(MAKE) --no-print-directory catalogue-check prefilter unit integration corpus
 
 unit: $(UNIT) | $(BUILD)/.deps-test-ok
 	cd tests && CK_FORK=$(CK_FORK) CK_DEFAULT_TIMEOUT=$(CK_TIMEOUT) ../$(UNIT)

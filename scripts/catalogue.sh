@@ -23,6 +23,15 @@ targets=(
     "docs/plan.md|rule table|rule-table plan"
     "docs/rules-gang-nodeset.md|rule table|rule-table gang nodeset"
     "docs/rules-karpenter-slurm.md|rule table|rule-table karpenter slurm"
+    "docs/policy.md|rule table|rule-table exempt"
+    "deploy/base/webhooks.yaml|validate rules|webhook-rules validate"
+    "deploy/base/webhooks.yaml|validate matchConditions|match-conditions validate"
+    "deploy/base/webhooks.yaml|mutate rules|webhook-rules mutate"
+    "deploy/base/webhooks.yaml|mutate matchConditions|match-conditions mutate"
+    "charts/trainguard/templates/webhooks.yaml|validate rules|webhook-rules validate chart"
+    "charts/trainguard/templates/webhooks.yaml|validate matchConditions|match-conditions validate"
+    "charts/trainguard/templates/webhooks.yaml|mutate rules|webhook-rules mutate chart"
+    "charts/trainguard/templates/webhooks.yaml|mutate matchConditions|match-conditions mutate"
 )
 
 splice() { # file name content-file -> stdout

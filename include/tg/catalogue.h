@@ -49,6 +49,8 @@ enum tg_trigger {
     TG_TRIGGER_GANG = 1u << 7,       /* gang annotations or labels (PodGroup names, LWS size) */
     TG_TRIGGER_INFINIBAND = 1u << 8, /* a hostPath volume at /dev/infiniband */
     TG_TRIGGER_QUEUE = 1u << 9,      /* the Kueue queue-name label */
+    TG_TRIGGER_HUGEPAGES = 1u << 10, /* a container requests hugepages-<size> */
+    TG_TRIGGER_EXEMPT = 1u << 11,    /* the trainguard.dev/exempt-rules annotation */
 };
 
 enum tg_rule_id {
@@ -95,6 +97,52 @@ struct tg_api_def {
 };
 extern const struct tg_api_def tg_api_defs[];
 extern const size_t tg_api_count;
+
+/* A mutator of /mutate and what makes an object interesting to it (rules.def TG_MUTATOR). */
+struct tg_mutator_def {
+    const char *name;
+    unsigned kinds;    /* mask of TG_KIND_BIT() */
+    unsigned triggers; /* mask of enum tg_trigger */
+    const char *summary;
+};
+extern const struct tg_mutator_def tg_mutator_defs[];
+extern const size_t tg_mutator_def_count;
+
+/* Triggers the validating webhook's prefilter adds for kinds (rules.def TG_PREFILTER). */
+struct tg_prefilter_def {
+    unsigned kinds;
+    unsigned triggers;
+    const char *why;
+};
+extern const struct tg_prefilter_def tg_prefilter_defs[];
+extern const size_t tg_prefilter_def_count;
+
+/* Where a kind's pod templates sit (kinds.def TG_TEMPLATE). */
+enum tg_template_shape {
+    TG_SHAPE_TEMPLATE = 0, /* a PodTemplateSpec: metadata and spec */
+    TG_SHAPE_PODSPEC = 1,  /* a pod spec */
+    TG_SHAPE_CONTAINER = 2 /* one container (resources, or resourcesPerNode), env, command, args */
+};
+struct tg_template_def {
+    enum tg_kind kind;
+    enum tg_template_shape shape;
+    const char *path; /* "spec.tasks[*].template": `*` every map value, `[*]` every list item */
+};
+extern const struct tg_template_def tg_template_defs[];
+extern const size_t tg_template_def_count;
+
+/* What each trigger looks for, as the prefilter reads objects (NULL-terminated lists). The rule
+ * code has its own, narrower readers; these are supersets of what they act on. */
+extern const char *const tg_launch_words[];        /* T(LAUNCH): substrings of command/args */
+extern const char *const tg_fabric_env_prefixes[]; /* T(FABRIC_ENV): env names, command words */
+extern const char *const tg_gang_keys[];           /* T(GANG): label or annotation keys */
+extern const char *const tg_queue_keys[];          /* T(QUEUE): label or annotation keys */
+#define TG_EXEMPT_ANNOTATION "trainguard.dev/exempt-rules" /* T(EXEMPT) */
+
+/* True for kinds whose pod spec cannot change after creation (kinds.def TG_UPDATE_IMMUTABLE). */
+bool tg_kind_update_immutable(enum tg_kind kind);
+/* True for kinds whose rules judge CREATE only (kinds.def TG_CREATE_ONLY). */
+bool tg_kind_create_only(enum tg_kind kind);
 
 /* Index of a rule id string, or -1. */
 int tg_rule_index(const char *id);

@@ -37,6 +37,9 @@ struct tg_decision {
     const char *verdict; /* "allowed", "denied", "error" */
     const char *const *rules;
     size_t nrules;
+    const char *const *exempted; /* rules the object turned off (trainguard.dev/exempt-rules) */
+    size_t nexempted;
+    size_t nratcheted; /* deny findings reported at warn: the old object had them (UPDATE) */
     bool patched;
     double latency_ms;
 };

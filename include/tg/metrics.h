@@ -40,6 +40,10 @@ void tg_metrics_admission(enum tg_metric_endpoint ep, int kind_index, int op_ind
 enum tg_metric_action tg_metrics_action_for(enum tg_mode mode, enum tg_action action);
 /* rule_index is the position in the rule table; out of range is ignored. */
 void tg_metrics_finding(int rule_index, enum tg_metric_action a);
+/* An object exempted itself from rule rule_index (trainguard.dev/exempt-rules). */
+void tg_metrics_exemption(int rule_index);
+/* n deny findings became warnings through the UPDATE ratchet. */
+void tg_metrics_ratcheted(size_t n);
 void tg_metrics_patch(int kind_index);
 /* Policy reload totals, as counted by the policy reloader (tg_policy_reload_counts). */
 void tg_metrics_policy_reloads(unsigned long long ok, unsigned long long failed);

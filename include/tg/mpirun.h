@@ -74,6 +74,11 @@ struct tg_mpirun {
     size_t argv_index;               /* the command/args item (0-based over command then args)
                                         holding the launcher word, or the script it is in */
     char note[TG_LAUNCH_REASON_MAX]; /* parse remark (unknown option where reading stopped) */
+    size_t program;                  /* index in the launcher's words of the program each rank
+                                        runs (0: none seen) */
+    long long rank_procs;            /* processes each rank starts: the --nproc_per_node of a
+                                        per-node launcher (torchrun) the ranks run; 1 when the
+                                        program is not one, 0 when unknown (gpu, auto, unread) */
 };
 
 /* Reads the launcher words that start at argv[0] (the launcher itself) into run (which it

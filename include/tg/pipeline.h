@@ -28,6 +28,11 @@ struct tg_result {
     json_t *explain;       /* the parallel plan per role (object), or NULL: none read */
     json_t *unresolved;    /* array of {what, why} the rules could not read, or NULL */
     struct tg_findings findings;
+    /* The rules the object turned off for itself (trainguard.dev/exempt-rules, SPEC 12), as
+     * static rule ids; recorded on /validate in the audit annotation `exempted`. */
+    const char *exempted[TG_RULE_COUNT];
+    size_t nexempted;
+    size_t nratcheted; /* UPDATE: deny findings reported at warn, the old object had them too */
 };
 
 struct tg_pipeline_opts {

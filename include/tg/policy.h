@@ -47,6 +47,9 @@ struct tg_policy {
     size_t nactions;
     char **exempt_namespaces;
     size_t nexempt;
+    char **exception_namespaces; /* where trainguard.dev/exempt-rules is honoured (default none) */
+    size_t nexception;
+    char *rules_version; /* "X.Y": rules introduced after it run at warn at most; NULL: no cap */
     struct tg_ns_mode *ns_modes;
     size_t nns_modes;
     char **zone_labels; /* default: topology.kubernetes.io/zone and the beta key */
@@ -80,6 +83,11 @@ enum tg_mode tg_policy_mode_for(const struct tg_policy *p, const char *ns);
 /* True when the policy names a mode for namespace ns (it then wins over --mode). */
 bool tg_policy_has_ns_mode(const struct tg_policy *p, const char *ns);
 bool tg_policy_is_exempt(const struct tg_policy *p, const char *ns);
+/* True when objects in namespace ns may exempt themselves from rules (exceptionNamespaces). */
+bool tg_policy_allows_exceptions(const struct tg_policy *p, const char *ns);
+/* The policy's action for every rule (out has TG_RULE_COUNT entries) after its caps: a rule whose
+ * `since` is newer than rulesVersion runs at warn at most (SPEC 12, "Upgrades"). */
+void tg_policy_effective_actions(const struct tg_policy *p, enum tg_action *out);
 /* The action for a rule index (TG_ACTION_OFF for an unknown index). */
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index);
 /* Instance type by exact name, or NULL. */

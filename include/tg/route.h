@@ -69,6 +69,11 @@ void tg_body_release(struct tg_body *b);
 
 /* ---- addresses ------------------------------------------------------------------------------ */
 
+/* [::] (every IPv6 address) where the kernel has no IPv6 at all: rewrites ss to 0.0.0.0 on the
+ * same port and returns true (the server then listens on IPv4 only, SPEC 1); any other address,
+ * or when ipv6 is true, is left alone (false). */
+bool tg_listen_ipv4_fallback(struct sockaddr_storage *ss, bool ipv6);
+
 /* Parses "host:port", "[v6]:port" or ":port" (all interfaces, IPv4) into a socket address.
  * Host names resolve through getaddrinfo. 0, or -EINVAL with the reason in err. */
 int tg_listen_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sslen, char *err,

@@ -15,9 +15,9 @@ struct tg_server_config {
     const char *cert_file;
     const char *key_file;
     const char *client_ca_file; /* NULL: no client certificates asked for */
-    const char *listen;         /* "0.0.0.0:8443", "[::]:8443"; port 0 picks a free one */
-    const char *probe_listen;   /* "0.0.0.0:8080" */
-    const char *config_file;    /* policy file; NULL: the embedded default policy */
+    const char *listen; /* "[::]:8443" (dual-stack), "0.0.0.0:8443"; port 0 picks a free one */
+    const char *probe_listen; /* "[::]:8080" */
+    const char *config_file;  /* policy file; NULL: the embedded default policy */
     bool has_mode;
     enum tg_mode mode;           /* --mode overrides the policy's mode */
     unsigned int threads;        /* worker threads of the webhook daemon */

@@ -3,7 +3,7 @@
 #ifndef TG_VERSION_H
 #define TG_VERSION_H
 
-#define TG_VERSION "0.1.0"
+#define TG_VERSION "0.2.0"
 
 /* TG_VERSION, for code that wants a function. */
 const char *tg_version(void);

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/exempt.h"
 #include "tg/launch_memo.h"
 #include "tg/pipeline.h"
+#include "tg/ratchet.h"
 
 /* Kubernetes warnings: 256 runes each before the apiserver truncates (api-facts section 1.7). */
 #define TG_WARNING_RUNES 256
@@ -248,12 +250,110 @@ static const char *review_namespace(const struct tg_review *rv)
     return ns ? ns : "";
 }
 
+/* The effective action of every rule for one object: the policy's actions after its caps
+ * (rulesVersion), then the object's own exemptions (SPEC 13 "Effective action": every reader of a
+ * finding's action, the response, the ratchet and `check --fail-on`, sees these). */
+static void object_actions(const struct tg_policy *policy, const struct tg_review *rv, json_t *obj,
+                           const char *ns, enum tg_action *actions, struct tg_exemption *ex)
+{
+    const struct tg_api_def *api = tg_api_lookup(rv->group, rv->version, rv->kind);
+    bool namespaced = api && api->scope == TG_SCOPE_NAMESPACED;
+    tg_policy_effective_actions(policy, actions);
+    tg_exemption_read(obj, namespaced && tg_policy_allows_exceptions(policy, ns), ex);
+    tg_exemption_apply(ex, actions);
+}
+
+/* Decodes obj and runs the validators (unless opts->skip_validation) and, when patch is set, the
+ * mutators, filing findings into `findings` under `actions`. */
+static int evaluate(const struct tg_policy *policy, const struct tg_review *rv,
+                    const struct tg_pipeline_opts *opts, enum tg_kind kind, const char *ns,
+                    json_t *obj, json_t *old, const enum tg_action *actions,
+                    const struct tg_exemption *ex, struct tg_findings *findings,
+                    struct tg_patch *patch, json_t *notes, struct tg_result *plan_out)
+{
+    struct tg_workload wl;
+    struct tg_eval ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.policy = policy;
+    ev.actions = actions;
+    ev.wl = &wl;
+    ev.findings = findings;
+    ev.notes = notes;
+    ev.offline = opts->offline;
+    int rc = tg_workload_decode(&wl, kind, rv->op, obj, old, &ev);
+    wl.req_kind = rv->kind;
+    wl.req_version = rv->version;
+    wl.req_namespace = ns;
+    if (rc == 0 && ev.error)
+        rc = ev.error;
+    if (rc == 0 && !opts->skip_validation) {
+        tg_exemption_report(ex, &ev);
+        rc = run_table(&ev, opts->validators ? opts->validators : tg_validators,
+                       opts->validators ? opts->nvalidators : tg_validator_count);
+    }
+    if (rc == 0 && patch) {
+        ev.patch = patch;
+        rc = run_table(&ev, opts->mutators ? opts->mutators : tg_mutators,
+                       opts->mutators ? opts->nmutators : tg_mutator_count);
+    }
+    tg_eval_launch_release(&ev);
+    tg_workload_release(&wl);
+    /* the plan read from the launch lines (check --explain, the report's unresolved) */
+    if (plan_out) {
+        plan_out->explain = ev.explain;
+        plan_out->unresolved = ev.unresolved;
+    } else {
+        json_decref(ev.explain);
+        json_decref(ev.unresolved);
+    }
+    return rc;
+}
+
+/* UPDATE: judges the old object exactly as the new one (its own exemptions included) and turns
+ * the deny findings it already had into warnings (include/tg/ratchet.h). */
+static int ratchet(const struct tg_policy *policy, const struct tg_review *rv,
+                   const struct tg_pipeline_opts *opts, const char *ns, struct tg_result *res)
+{
+    struct tg_pipeline_opts vopts = *opts;
+    struct tg_findings before;
+    struct tg_exemption ex;
+    enum tg_action actions[TG_RULE_COUNT];
+    if (rv->op != TG_OP_UPDATE || !rv->old_object || opts->skip_validation)
+        return 0;
+    vopts.mutate = false;
+    tg_findings_init(&before);
+    object_actions(policy, rv, rv->old_object, ns, actions, &ex);
+    int rc = evaluate(policy, rv, &vopts, res->kind, ns, rv->old_object, NULL, actions, &ex,
+                      &before, NULL, NULL, NULL);
+    if (rc == 0)
+        res->nratcheted = tg_ratchet_apply(&res->findings, rv->object, &before, rv->old_object);
+    tg_findings_release(&before);
+    return rc;
+}
+
+/* The audit annotation `exempted`: the rule ids the object turned off, comma-separated. */
+static int record_exemptions(struct tg_result *res, const struct tg_exemption *ex, bool judge)
+{
+    char ids[TG_RULE_COUNT * 48] = "";
+    size_t at = 0;
+    if (!judge || !ex->n)
+        return 0; /* /mutate runs no rule: it neither uses nor counts exemptions */
+    for (size_t i = 0; i < ex->n; i++) {
+        const char *id = tg_rule_defs[ex->rules[i]].id;
+        res->exempted[res->nexempted++] = id;
+        at += (size_t)snprintf(ids + at, sizeof(ids) - at, "%s%s", i ? "," : "", id);
+        if (at >= sizeof(ids))
+            at = sizeof(ids) - 1;
+    }
+    return json_object_set_new(res->audit, "exempted", json_string(ids)) ? -ENOMEM : 0;
+}
+
 int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
                     const struct tg_pipeline_opts *opts, struct tg_result *res)
 {
     static const struct tg_pipeline_opts defaults;
-    struct tg_workload wl;
-    struct tg_eval ev;
+    struct tg_exemption ex;
+    enum tg_action actions[TG_RULE_COUNT];
     json_t *notes = NULL;
     int rc;
     if (!opts)
@@ -286,35 +386,17 @@ int tg_pipeline_run(const struct tg_policy *policy, const struct tg_review *rv,
         rc = -ENOMEM;
         goto fail;
     }
-    memset(&ev, 0, sizeof(ev));
-    ev.policy = policy;
-    ev.actions = policy ? policy->actions : NULL;
-    ev.wl = &wl;
-    ev.findings = &res->findings;
-    ev.notes = notes;
-    ev.offline = opts->offline;
-    rc = tg_workload_decode(&wl, res->kind, rv->op, rv->object,
-                            rv->op == TG_OP_UPDATE ? rv->old_object : NULL, &ev);
-    wl.req_kind = rv->kind;
-    wl.req_version = rv->version;
-    wl.req_namespace = ns;
-    if (rc == 0 && ev.error)
-        rc = ev.error;
-    if (rc == 0 && !opts->skip_validation)
-        rc = run_table(&ev, opts->validators ? opts->validators : tg_validators,
-                       opts->validators ? opts->nvalidators : tg_validator_count);
-    if (rc == 0 && opts->mutate) {
-        ev.patch = &res->patch;
-        rc = run_table(&ev, opts->mutators ? opts->mutators : tg_mutators,
-                       opts->mutators ? opts->nmutators : tg_mutator_count);
-    }
-    tg_eval_launch_release(&ev);
-    tg_workload_release(&wl);
-    res->explain = ev.explain;
-    res->unresolved = ev.unresolved;
+    object_actions(policy, rv, rv->object, ns, actions, &ex);
+    rc = evaluate(policy, rv, opts, res->kind, ns, rv->object,
+                  rv->op == TG_OP_UPDATE ? rv->old_object : NULL, actions, &ex, &res->findings,
+                  opts->mutate ? &res->patch : NULL, notes, res);
+    if (rc == 0)
+        rc = ratchet(policy, rv, opts, ns, res);
     if (rc < 0)
         goto fail;
     tg_findings_sort(&res->findings);
+    if ((rc = record_exemptions(res, &ex, !opts->skip_validation)) < 0)
+        goto fail;
     if ((rc = build_verdict(res, opts->mutate, !opts->skip_validation)) < 0)
         goto fail;
     if (opts->mutate && (rc = finish_mutation(res, notes)) < 0)

@@ -30,6 +30,24 @@ const struct tg_rule_family tg_rule_families[] = {
 };
 const size_t tg_rule_family_count = sizeof(tg_rule_families) / sizeof(tg_rule_families[0]);
 
+#define TG_FAMILY(prefix, heading)
+#define TG_RULE(id, name, action, since, kinds, triggers, summary, example, help)
+const struct tg_mutator_def tg_mutator_defs[] = {
+#define TG_MUTATOR(name, kinds, triggers, summary) {name, kinds, triggers, summary},
+#include "catalogue/rules.def"
+#undef TG_MUTATOR
+};
+const size_t tg_mutator_def_count = sizeof(tg_mutator_defs) / sizeof(tg_mutator_defs[0]);
+
+const struct tg_prefilter_def tg_prefilter_defs[] = {
+#define TG_PREFILTER(kinds, triggers, why) {kinds, triggers, why},
+#include "catalogue/rules.def"
+#undef TG_PREFILTER
+};
+const size_t tg_prefilter_def_count = sizeof(tg_prefilter_defs) / sizeof(tg_prefilter_defs[0]);
+#undef TG_FAMILY
+#undef TG_RULE
+
 #undef DENY
 #undef WARN
 #undef K
@@ -57,6 +75,76 @@ const struct tg_api_def tg_api_defs[] = {
 const size_t tg_api_count = sizeof(tg_api_defs) / sizeof(tg_api_defs[0]);
 #undef NAMESPACED
 #undef CLUSTER
+
+#define TEMPLATE TG_SHAPE_TEMPLATE
+#define PODSPEC TG_SHAPE_PODSPEC
+#define CONTAINER TG_SHAPE_CONTAINER
+#define TG_KIND(id, display, templates)
+#define TG_API(id, group, version, kind, resource, scope)
+const struct tg_template_def tg_template_defs[] = {
+#define TG_TEMPLATE(id, shape, path) {TG_KIND_##id, shape, path},
+#include "catalogue/kinds.def"
+#undef TG_TEMPLATE
+};
+const size_t tg_template_def_count = sizeof(tg_template_defs) / sizeof(tg_template_defs[0]);
+
+bool tg_kind_update_immutable(enum tg_kind kind)
+{
+    static const enum tg_kind immutable[] = {
+#define TG_UPDATE_IMMUTABLE(id) TG_KIND_##id,
+#include "catalogue/kinds.def"
+#undef TG_UPDATE_IMMUTABLE
+    };
+    for (size_t i = 0; i < sizeof(immutable) / sizeof(immutable[0]); i++) {
+        if (immutable[i] == kind)
+            return true;
+    }
+    return false;
+}
+
+bool tg_kind_create_only(enum tg_kind kind)
+{
+    static const enum tg_kind only[] = {
+#define TG_CREATE_ONLY(id) TG_KIND_##id,
+#include "catalogue/kinds.def"
+#undef TG_CREATE_ONLY
+        TG_KIND_UNKNOWN, /* keeps the array non-empty */
+    };
+    for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++) {
+        if (only[i] == kind && kind != TG_KIND_UNKNOWN)
+            return true;
+    }
+    return false;
+}
+#undef TG_KIND
+#undef TG_API
+#undef TEMPLATE
+#undef PODSPEC
+#undef CONTAINER
+
+/* Every launcher the launcher module reads (src/launcher/mpirun.c) and the per-node launchers of
+ * SPEC 11 (torchrun and python -m torch.distributed.run/launch, deepspeed, accelerate launch). */
+const char *const tg_launch_words[] = {"mpirun",     "mpiexec",  "orterun",           "prterun",
+                                       "horovodrun", "torchrun", "torch.distributed", "deepspeed",
+                                       "accelerate", NULL};
+/* FI_* is libfabric's, NCCL_* NCCL's (and the aws-ofi-nccl plugin's) environment. */
+const char *const tg_fabric_env_prefixes[] = {"FI_", "NCCL_", NULL};
+/* The gang keys of SPEC 11 and 13: Volcano's PodGroup annotations (the two src/rules/gang.c
+ * reads); scheduler-plugins' pod-group label (kubernetes-sigs/scheduler-plugins:
+ * apis/scheduling/v1alpha1/types.go PodGroupLabel) and its pre-v0.24 spelling; LWS's group size,
+ * which upstream sets on every pod as the annotation leaderworkerset.sigs.k8s.io/size
+ * (kubernetes-sigs/lws: api/leaderworkerset/v1/leaderworkerset_types.go SizeAnnotationKey
+ * @060ab4d), and the `group-size` key SPEC 11 names. Read as labels or annotations alike: the
+ * prefilter only has to be a superset. */
+const char *const tg_gang_keys[] = {"scheduling.k8s.io/group-name",
+                                    "scheduling.volcano.sh/group-name",
+                                    "scheduling.x-k8s.io/pod-group",
+                                    "pod-group.scheduling.sigs.k8s.io",
+                                    "leaderworkerset.sigs.k8s.io/size",
+                                    "leaderworkerset.sigs.k8s.io/group-size",
+                                    NULL};
+/* Kueue's queue-name label (SPEC 11), read as a label or an annotation. */
+const char *const tg_queue_keys[] = {"kueue.x-k8s.io/queue-name", NULL};
 
 int tg_rule_index(const char *id)
 {

@@ -51,11 +51,33 @@ static int append_run(struct tg_launch *l, struct tg_mpirun *run)
     return 0;
 }
 
+/* The processes each rank of run starts: a rank that runs torchrun (`mpirun -N 1 torchrun
+ * --nproc_per_node 8 train.py`) starts its --nproc_per_node; any other program is one process. */
+static int rank_processes(const struct tg_sh_cmd *cmd, struct tg_mpirun *run)
+{
+    struct tg_torchrun tr;
+    struct tg_sh_cmd sub = *cmd;
+    long long n;
+    run->rank_procs = 1;
+    if (!run->program || run->program >= cmd->nwords || !cmd->words[run->program].resolved ||
+        !tg_launcher_is_torch(cmd->words[run->program].text))
+        return 0;
+    sub.words = cmd->words + run->program;
+    sub.nwords = cmd->nwords - run->program;
+    int rc = tg_torchrun_parse(&sub, &tr);
+    if (rc <= 0)
+        return rc;
+    run->rank_procs = tg_torchrun_nproc(&tr, &n) == 1 ? n : 0;
+    return 0;
+}
+
 static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
 {
     struct tg_mpirun run;
     struct tg_sh_env env;
     int rc = tg_mpirun_parse(cmd->words, cmd->nwords, lw->impl, &run);
+    if (rc == 0)
+        rc = rank_processes(cmd, &run);
     if (rc < 0)
         return rc;
     run.depth = cmd->depth;

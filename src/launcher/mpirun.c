@@ -722,6 +722,8 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
         if (w->text[0] != '-' || !w->text[1]) {
             /* the program: its arguments are not ours. MPMD: another context after ':' */
             size_t j = i;
+            if (!run->program)
+                run->program = i;
             while (j < argc && strcmp(argv[j].text, ":") != 0)
                 j++;
             if (j >= argc || run->horovod) {

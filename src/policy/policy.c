@@ -19,6 +19,8 @@ static void policy_free(struct tg_policy *p)
 {
     free(p->actions);
     free_strv(p->exempt_namespaces, p->nexempt);
+    free_strv(p->exception_namespaces, p->nexception);
+    free(p->rules_version);
     for (size_t i = 0; i < p->nns_modes; i++)
         free(p->ns_modes[i].ns);
     free(p->ns_modes);
@@ -94,6 +96,26 @@ bool tg_policy_is_exempt(const struct tg_policy *p, const char *ns)
             return true;
     }
     return false;
+}
+
+bool tg_policy_allows_exceptions(const struct tg_policy *p, const char *ns)
+{
+    for (size_t i = 0; ns && *ns && i < p->nexception; i++) {
+        if (!strcmp(p->exception_namespaces[i], ns))
+            return true;
+    }
+    return false;
+}
+
+void tg_policy_effective_actions(const struct tg_policy *p, enum tg_action *out)
+{
+    for (size_t i = 0; i < TG_RULE_COUNT; i++) {
+        enum tg_action a = i < p->nactions ? p->actions[i] : tg_rule_defs[i].default_action;
+        if (p->rules_version && a > TG_ACTION_WARN &&
+            tg_release_cmp(tg_rule_defs[i].since, p->rules_version) > 0)
+            a = TG_ACTION_WARN;
+        out[i] = a;
+    }
 }
 
 enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index)

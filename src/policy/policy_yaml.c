@@ -567,6 +567,34 @@ static void key_exempt(struct ld *l, yaml_node_t *v, const char *path)
     read_str_list(l, v, path, check_dns_label, false, &l->p->exempt_namespaces, &l->p->nexempt);
 }
 
+static void key_exceptions(struct ld *l, yaml_node_t *v, const char *path)
+{
+    read_str_list(l, v, path, check_dns_label, false, &l->p->exception_namespaces,
+                  &l->p->nexception);
+}
+
+/* "X.Y", as the catalogue writes the release that introduced each rule. */
+static const char *check_release(const char *s)
+{
+    const char *c = s;
+    bool ok = *c >= '0' && *c <= '9';
+    while (*c >= '0' && *c <= '9')
+        c++;
+    ok = ok && *c++ == '.' && *c >= '0' && *c <= '9';
+    while (ok && *c >= '0' && *c <= '9')
+        c++;
+    return ok && !*c && strlen(s) <= 16 ? NULL
+                                        : "is not a release X.Y (quote it: rulesVersion: \"0.2\")";
+}
+
+static void read_checked_str(struct ld *l, yaml_node_t *v, const char *path,
+                             const char *(*check)(const char *), char **out);
+
+static void key_rules_version(struct ld *l, yaml_node_t *v, const char *path)
+{
+    read_checked_str(l, v, path, check_release, &l->p->rules_version);
+}
+
 static void key_zone_labels(struct ld *l, yaml_node_t *v, const char *path)
 {
     read_str_list(l, v, path, check_label_key, true, &l->p->zone_labels, &l->p->nzone_labels);
@@ -951,8 +979,10 @@ static const struct top_key top_keys[] = {
     {"apiVersion", key_api_version},
     {"kind", key_kind},
     {"mode", key_mode},
+    {"rulesVersion", key_rules_version},
     {"rules", key_rules},
     {"exemptNamespaces", key_exempt},
+    {"exceptionNamespaces", key_exceptions},
     {"namespaceModes", key_ns_modes},
     {"zoneLabels", key_zone_labels},
     {"zoneIdLabels", key_zone_id_labels},

@@ -349,49 +349,70 @@ out:
     return cores;
 }
 
-static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m)
+/* mpi.slots-gpu-mismatch (SPEC 10): the processes each worker runs -- ranks per worker (-N,
+ * --npernode, ppr:N:node, else slotsPerWorker) times the processes each rank starts (a per-node
+ * torchrun's --nproc_per_node) -- against its GPUs or logical NeuronCores. job is the launcher's
+ * largest mpirun line (NULL when none is read: slotsPerWorker alone). Quiet when they match,
+ * whatever slotsPerWorker is, and when a count is unknown (nproc auto/gpu, an unresolved -N). */
+static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m,
+                              const struct tg_mpirun *job)
 {
     const struct tg_template *w = m->worker;
-    long long spw = m->slots_per_worker, n = 0;
+    long long spw = m->slots_per_worker, n = 0, procs, rpw;
     const char *field = "spec.slotsPerWorker";
     const char *dflt = m->slots_set ? "" : " (default)";
+    char what[128];
     if (!w || spw < 0)
         return;
+    rpw = spw;
+    if (job && job->per_node.set) {
+        /* above the slots: mpi.npernode-exceeds-slots says so, or the user oversubscribes on
+         * purpose */
+        if (!job->per_node.resolved || job->per_node.value > spw)
+            return;
+        rpw = job->per_node.value;
+    }
+    if (job && job->rank_procs == 0)
+        return;
+    procs = rpw * (job ? job->rank_procs : 1);
+    if (job && (job->per_node.set || job->rank_procs != 1))
+        snprintf(what, sizeof(what), "each worker runs %lld processes (%lld ranks x %lld)", procs,
+                 rpw, job->rank_procs);
+    else
+        snprintf(what, sizeof(what), "slotsPerWorker %lld%s", spw, dflt);
     if (tg_template_count(w, TG_RES_GPU, &n) == 1 && n > 0) {
-        if (n != spw)
+        if (n != procs)
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
-                      "slotsPerWorker %lld%s but each worker has %lld nvidia.com/gpu: one rank "
-                      "per GPU needs slotsPerWorker %lld",
-                      spw, dflt, n, n);
+                      "%s but each worker has %lld nvidia.com/gpu: one process per GPU needs %lld",
+                      what, n, n);
         return;
     }
     if (tg_template_count(w, RES_NEURONCORE, &n) == 1 && n > 0) {
-        if (n != spw)
+        if (n != procs)
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
-                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuroncore: "
-                      "one rank per NeuronCore needs slotsPerWorker %lld",
-                      spw, dflt, n, n);
+                      "%s but each worker has %lld aws.amazon.com/neuroncore: one process per "
+                      "NeuronCore needs %lld",
+                      what, n, n);
         return;
     }
     if (tg_template_count(w, TG_RES_NEURON, &n) == 1 && n > 0) {
-        /* one rank per device or one per NeuronCore are both common; the core count is known
-         * only for a pinned instance type (policy instance table) */
+        /* one process per device or one per logical NeuronCore are both common; the core count
+         * is known only for a pinned instance type (policy instance table) */
         int cores = pinned_neuron_cores(ev, w);
-        if (spw == n || (cores > 0 && spw == n * cores))
+        if (procs == n || (cores > 0 && procs == n * cores))
             return;
         if (cores > 0) {
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
-                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
-                      "devices (%lld logical NeuronCores): use %lld (one rank per core) or %lld",
-                      spw, dflt, n, n * cores, n * cores, n);
-        } else if (spw < n || spw % n != 0) {
-            /* cores unknown, but every Neuron device has 2 or more cores: one rank per core
+                      "%s but each worker has %lld aws.amazon.com/neuron devices (%lld logical "
+                      "NeuronCores): use %lld (one per core) or %lld",
+                      what, n, n * cores, n * cores, n);
+        } else if (procs < n || procs % n != 0) {
+            /* cores unknown, but every Neuron device has 2 or more cores: one process per core
              * is a multiple (2 or more) of the devices, one per device is the devices */
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
-                      "slotsPerWorker %lld%s but each worker has %lld aws.amazon.com/neuron "
-                      "devices: use %lld (one rank per device) or devices x NeuronCores per "
-                      "device (one rank per core)",
-                      spw, dflt, n, n);
+                      "%s but each worker has %lld aws.amazon.com/neuron devices: use %lld (one "
+                      "per device) or devices x NeuronCores per device (one per core)",
+                      what, n, n);
         }
     }
 }
@@ -496,8 +517,10 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     /* every launcher container's line is read (here and by the EFA rules) */
     for (size_t i = 0; m->launcher && i < m->launcher->ncontainers; i++)
         tg_check_command_types(ev, &m->launcher->containers[i]);
-    if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0)
+    if (!lc || tg_mpi_impl_parse(m->v1 ? NULL : m->implementation, &impl) < 0) {
+        check_slots_accel(ev, m, NULL);
         return 0; /* an unknown implementation is refused by the operator's enum */
+    }
     if ((rc = tg_eval_launch(ev, lc, impl, &l)) < 0)
         return rc;
     bool launcher_host = launcher_is_host(ev, m);
@@ -510,8 +533,9 @@ static int check_launcher(struct tg_eval *ev, const struct tg_mpi *m)
     if (count_slots(m, launcher_host, &s))
         for (size_t i = 0; i < l->nruns; i++)
             check_run(ev, lc, &l->runs[i], &s, i == largest);
+    check_slots_accel(ev, m, l->nruns ? &l->runs[largest] : NULL);
     /* training-operator (kubeflow.org/v1) starts ranks with kubectl exec: they inherit the
-     * worker container's env (docs/references.md#ref-trainingop) */
+     * worker container's env (docs/references.md#ref-trainingop-kubexec) */
     if (!m->v1)
         check_env(ev, main_container(m->worker), lc, l);
     return 0;
@@ -558,7 +582,6 @@ int tg_rules_mpi(struct tg_eval *ev)
     check_replicas(ev, m);
     check_restart_policy(ev, m);
     check_name(ev, wl, m);
-    check_slots_accel(ev, m);
     int rc = check_launcher(ev, m);
     return rc < 0 ? rc : 0;
 }

@@ -138,6 +138,14 @@ static json_t *decision_json(const struct tg_decision *d)
     for (size_t i = 0; i < d->nrules; i++)
         json_array_append_new(rules, str_or_empty(d->rules[i]));
     json_object_set_new(o, "rules", rules);
+    if (d->nexempted) {
+        json_t *ex = json_array();
+        for (size_t i = 0; ex && i < d->nexempted; i++)
+            json_array_append_new(ex, str_or_empty(d->exempted[i]));
+        json_object_set_new(o, "exempted", ex ? ex : json_null());
+    }
+    if (d->nratcheted)
+        json_object_set_new(o, "ratcheted", json_integer((json_int_t)d->nratcheted));
     json_object_set_new(o, "patched", json_boolean(d->patched));
     /* Printed with 6 significant digits (JSON_REAL_PRECISION below): short and plenty. */
     json_object_set_new(o, "latency_ms", json_real(d->latency_ms));

@@ -53,25 +53,32 @@ static struct {
     atomic_llong cert_expiry;
     atomic_ullong http_errors[NCODES + 1]; /* last: other */
     atomic_long inflight;
+    atomic_ullong ratcheted;
 } m;
 
 static const struct tg_rule_def *rule_defs;
 static size_t nrule_defs;
-static atomic_ullong *findings; /* [nrule_defs][TG_MACTION_COUNT] */
+static atomic_ullong *findings;   /* [nrule_defs][TG_MACTION_COUNT] */
+static atomic_ullong *exemptions; /* [nrule_defs] */
 static char build_version[64];
 
 int tg_metrics_init(const struct tg_rule_def *rules, size_t nrules, const char *version)
 {
-    atomic_ullong *f = NULL;
+    atomic_ullong *f = NULL, *x = NULL;
 
     if (nrules > 0) {
         f = calloc(nrules * TG_MACTION_COUNT, sizeof(*f));
-        if (!f)
+        x = calloc(nrules, sizeof(*x));
+        if (!f || !x) {
+            free(f);
+            free(x);
             return -ENOMEM;
+        }
     }
     tg_metrics_release();
     memset(&m, 0, sizeof(m));
     findings = f;
+    exemptions = x;
     rule_defs = rules;
     nrule_defs = nrules;
     snprintf(build_version, sizeof(build_version), "%s", version ? version : "unknown");
@@ -82,6 +89,8 @@ void tg_metrics_release(void)
 {
     free(findings);
     findings = NULL;
+    free(exemptions);
+    exemptions = NULL;
     rule_defs = NULL;
     nrule_defs = 0;
 }
@@ -149,6 +158,17 @@ void tg_metrics_finding(int rule_index, enum tg_metric_action a)
         return;
     atomic_fetch_add_explicit(&findings[(size_t)rule_index * TG_MACTION_COUNT + a], 1,
                               memory_order_relaxed);
+}
+
+void tg_metrics_exemption(int rule_index)
+{
+    if (exemptions && in_range(rule_index, nrule_defs))
+        atomic_fetch_add_explicit(&exemptions[rule_index], 1, memory_order_relaxed);
+}
+
+void tg_metrics_ratcheted(size_t n)
+{
+    atomic_fetch_add_explicit(&m.ratcheted, n, memory_order_relaxed);
 }
 
 void tg_metrics_patch(int kind_index)
@@ -303,6 +323,20 @@ static void render_findings(struct sbuf *b)
         }
 }
 
+static void render_exemptions(struct sbuf *b)
+{
+    family(b, "trainguard_exemptions_total", "counter",
+           "Rules an object turned off for itself with trainguard.dev/exempt-rules, by rule id.");
+    for (size_t r = 0; exemptions && r < nrule_defs; r++) {
+        unsigned long long n = load(&exemptions[r]);
+        if (n)
+            sb_printf(b, "trainguard_exemptions_total{rule=\"%s\"} %llu\n", rule_defs[r].id, n);
+    }
+    family(b, "trainguard_ratcheted_findings_total", "counter",
+           "Deny findings reported as warnings on UPDATE because the old object had them too.");
+    sb_printf(b, "trainguard_ratcheted_findings_total %llu\n", load(&m.ratcheted));
+}
+
 static void render_small(struct sbuf *b)
 {
     family(b, "trainguard_patches_total", "counter",
@@ -354,6 +388,7 @@ char *tg_metrics_render(size_t *len)
     render_requests(&b);
     render_duration(&b);
     render_findings(&b);
+    render_exemptions(&b);
     render_small(&b);
     if (b.failed) {
         free(b.s);

@@ -1,7 +1,9 @@
 /* route.c -- the route tables, content-type match, capped body buffer and listen addresses. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,19 @@ void tg_body_release(struct tg_body *b)
     atomic_fetch_sub(&buffered, b->cap);
     free(b->buf);
     tg_body_init(b, b->max);
+}
+
+bool tg_listen_ipv4_fallback(struct sockaddr_storage *ss, bool ipv6)
+{
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)ss;
+    struct sockaddr_in a4 = {.sin_family = AF_INET};
+    if (ipv6 || ss->ss_family != AF_INET6 || !IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr))
+        return false;
+    a4.sin_port = a6->sin6_port;
+    a4.sin_addr.s_addr = htonl(INADDR_ANY);
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, &a4, sizeof(a4));
+    return true;
 }
 
 int tg_listen_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sslen, char *err,

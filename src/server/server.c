@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,6 +217,10 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
         if (nrules < sizeof(rules) / sizeof(rules[0]))
             rules[nrules++] = f->rule;
     }
+    for (size_t i = 0; res && i < res->nexempted; i++)
+        tg_metrics_exemption(tg_rule_index(res->exempted[i]));
+    if (res && res->nratcheted)
+        tg_metrics_ratcheted(res->nratcheted);
     if (patched)
         tg_metrics_patch(kind);
     tg_metrics_admission(ep, kind, tg_metrics_op_index(rv ? rv->operation : NULL), verdict, secs);
@@ -242,6 +247,9 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
         .verdict = verdicts[verdict],
         .rules = rules,
         .nrules = nrules,
+        .exempted = res ? res->exempted : NULL,
+        .nexempted = res ? res->nexempted : 0,
+        .nratcheted = res ? res->nratcheted : 0,
         .patched = patched,
         .latency_ms = secs * 1000.0,
     };
@@ -458,9 +466,37 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     tg_log(atomic_load(&srv.started) ? TG_LOG_DEBUG : TG_LOG_ERROR, "libmicrohttpd: %s", msg);
 }
 
+/* An IPv6 address listens dual-stack: libmicrohttpd clears IPV6_V6ONLY on the socket for
+ * MHD_USE_DUAL_STACK (src/microhttpd/daemon.c, MHD_start_daemon), so [::] also accepts IPv4
+ * clients (as ::ffff:a.b.c.d). MHD_USE_IPv6 alone would set IPV6_V6ONLY: IPv6 only. */
 static unsigned int family_flag(const struct sockaddr_storage *ss)
 {
-    return ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0;
+    return ss->ss_family == AF_INET6 ? MHD_USE_DUAL_STACK : 0;
+}
+
+/* Does this kernel do IPv6? With ipv6.disable=1, socket(AF_INET6) fails (EAFNOSUPPORT) and
+ * libmicrohttpd cannot open [::] at all ("Failed to create socket for listening"). */
+static bool kernel_has_ipv6(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return MHD_is_feature_supported(MHD_FEATURE_IPv6) == MHD_YES;
+}
+
+/* [::] falls back to 0.0.0.0 where IPv6 is off (SPEC 1); says so in the log. */
+static void listen_family(struct sockaddr_storage *ss, const char *what, const char *addr)
+{
+    if (ss->ss_family == AF_INET6 && tg_listen_ipv4_fallback(ss, kernel_has_ipv6()))
+        tg_log(TG_LOG_WARN, "%s %s: this kernel has no IPv6; listening on 0.0.0.0 (IPv4 only)",
+               what, addr);
+}
+
+/* How the log describes a listening address. */
+static const char *family_note(const struct sockaddr_storage *ss)
+{
+    return ss->ss_family == AF_INET6 ? ", dual-stack" : "";
 }
 
 /* Deadlines for slow clients (conntrack.h); filled in tg_server_run before the daemons start. */
@@ -687,6 +723,8 @@ static int prepare(struct sockaddr_storage *web_addr, struct sockaddr_storage *p
         tg_log(TG_LOG_ERROR, "bad listen address: %s", err);
         return -1;
     }
+    listen_family(web_addr, "--listen", cfg->listen);
+    listen_family(probe_addr, "--probe-listen", cfg->probe_listen);
     if (start_policy(err, sizeof(err)) < 0) {
         tg_log(TG_LOG_ERROR, "cannot load the policy: %s", err);
         return -1;
@@ -764,11 +802,11 @@ int tg_server_run(const struct tg_server_config *cfg)
         goto out;
     }
     atomic_store(&srv.started, true);
-    tg_log(TG_LOG_INFO, "webhook listening on %s port %u (TLS 1.2/1.3, %u thread(s)%s)",
-           cfg->listen, bound_port(web), cfg->threads,
+    tg_log(TG_LOG_INFO, "webhook listening on %s port %u (TLS 1.2/1.3, %u thread(s)%s%s)",
+           cfg->listen, bound_port(web), cfg->threads, family_note(&web_addr),
            srv.client_ca ? ", client certificates required" : "");
-    tg_log(TG_LOG_INFO, "probes listening on %s port %u (/healthz /readyz /metrics)",
-           cfg->probe_listen, bound_port(probes));
+    tg_log(TG_LOG_INFO, "probes listening on %s port %u (/healthz /readyz /metrics%s)",
+           cfg->probe_listen, bound_port(probes), family_note(&probe_addr));
 
     wait_for_stop(&set);
     drain(web, &set);
@@ -793,8 +831,9 @@ void tg_server_config_defaults(struct tg_server_config *c)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
     memset(c, 0, sizeof(*c));
-    c->listen = "0.0.0.0:8443";
-    c->probe_listen = "0.0.0.0:8080";
+    /* Dual-stack: IPv4 and IPv6 on one socket (0.0.0.0 where the kernel has no IPv6). */
+    c->listen = "[::]:8443";
+    c->probe_listen = "[::]:8080";
     c->threads = n > 0 ? (unsigned int)n : 1;
     c->shutdown_delay = 5;
     c->drain_timeout = 30;

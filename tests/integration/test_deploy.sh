@@ -32,6 +32,9 @@ else
     echo "note: PyYAML not importable (apt-get install python3-yaml): using the awk checks"
 fi
 
+srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/version.h)
+rules_version=${srcver%.*}
+
 # ---- deploy/: render ------------------------------------------------------------------------
 rendered=$tmp/rendered.yaml
 if command -v kubectl >/dev/null 2>&1; then
@@ -44,15 +47,16 @@ if command -v kubectl >/dev/null 2>&1; then
 else
     echo "SKIP: kubectl not found: checking the files of $DEPLOY as they are, without kustomize"
     for f in $(awk '/^resources:/{r=1;next} r&&/^  - /{print $2;next} r&&/^[^ ]/{r=0}' \
-        "$DEPLOY/kustomization.yaml"); do
-        cat "$DEPLOY/$f"
+        "$DEPLOY/base/kustomization.yaml"); do
+        cat "$DEPLOY/base/$f"
         echo "---"
     done >"$rendered"
 fi
 
 # ---- deploy/: every document ----------------------------------------------------------------
 if $have_pyyaml; then
-    python3 - "$rendered" "$DEPLOY/cert-manager/certificates.yaml" >"$tmp/py.out" 2>&1 <<'PY'
+    python3 - "$rendered" "$DEPLOY/cert-manager/certificates.yaml" "$rules_version" \
+        >"$tmp/py.out" 2>&1 <<'PY'
 import sys, yaml
 
 def say(ok, name):
@@ -99,6 +103,13 @@ for kind, path in [("ValidatingWebhookConfiguration", "/validate"),
             say(s.get("name") == svc["metadata"]["name"] and s.get("namespace") == ns,
                 "%s references Service %s/%s" % (n, ns, svc["metadata"]["name"]))
             say(s.get("path") == path, "%s path %s" % (n, path))
+            want_timeout = 3 if path == "/validate" else 2
+            say(w.get("timeoutSeconds") == want_timeout, "%s timeoutSeconds %d" % (n, want_timeout))
+            mcs = w.get("matchConditions") or []
+            say(len(mcs) >= 1 and len(mcs) <= 64 and len({m["name"] for m in mcs}) == len(mcs),
+                "%s has 1..64 matchConditions with unique names" % n)
+            say(all(m["expression"].strip().startswith("!(request.resource.group ==") for m in mcs),
+                "%s matchConditions are the generated ones" % n)
             say(s.get("port", 443) == svc_port["https"]["port"], "%s port matches the Service" % n)
             excl = set()
             for e in (w.get("namespaceSelector") or {}).get("matchExpressions", []):
@@ -175,8 +186,9 @@ say(pod.get("serviceAccountName") == by_kind["ServiceAccount"][0]["metadata"]["n
     "Deployment uses the ServiceAccount")
 pol = yaml.safe_load(cm["data"]["policy.yaml"])
 say(pol.get("mode") == "audit", "shipped policy is in audit mode")
-say({"kube-system", ns} <= set(pol.get("exemptNamespaces") or []),
-    "policy exempts kube-system and %s, like the namespaceSelector" % ns)
+say("kube-system" in set(pol.get("exemptNamespaces") or []), "policy exempts kube-system")
+say(str(pol.get("rulesVersion")) == sys.argv[3], "policy pins rulesVersion %s" % sys.argv[3])
+say(not pod.get("priorityClassName"), "no priorityClassName while both webhooks Ignore")
 open(sys.argv[1] + ".policy", "w").write(cm["data"]["policy.yaml"])
 open(sys.argv[1] + ".names", "w").write("%s %s %s\n" % (svc["metadata"]["name"], ns, secret))
 
@@ -231,6 +243,80 @@ if [ -x "$BIN" ] && [ -s "$rendered.policy" ]; then
     fi
 else
     echo "SKIP: no \$TG_BIN or no policy extracted: policy and certificate cross-checks"
+fi
+
+# ---- deploy/: the cert-manager overlay, and both under another namespace ---------------------
+# An overlay that sets its own namespace and lists deploy/namespace under transformers (the way
+# docs/deploy.md says to install elsewhere) must move every namespace reference: the objects, the
+# webhooks' service and namespaceSelector, the CA-injection annotation, the certificate names.
+kz_version=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/version.h)
+check "deploy/base pins the image tag to the release ($kz_version)" \
+    grep -qE "^    newTag: \"?$kz_version\"?$" "$DEPLOY/base/kustomization.yaml"
+if command -v kubectl >/dev/null 2>&1 && $have_pyyaml; then
+    mkdir -p "$tmp/renamed"
+    rel=$(realpath --relative-to="$tmp/renamed" "$DEPLOY")
+    for base in base cert-manager; do
+        printf 'resources: [%s/%s]\nnamespace: ml-guard\ntransformers: [%s/namespace]\n' \
+            "$rel" "$base" "$rel" >"$tmp/renamed/kustomization.yaml"
+        kubectl kustomize "$tmp/renamed" >"$tmp/renamed-$base.yaml" 2>"$tmp/renamed.err" ||
+            bad "kubectl kustomize an overlay of deploy/$base in ml-guard: $(head -c 300 "$tmp/renamed.err")"
+    done
+    kubectl kustomize "$DEPLOY/cert-manager" >"$tmp/cert-manager.yaml" 2>"$tmp/cm.err" ||
+        bad "kubectl kustomize deploy/cert-manager: $(head -c 300 "$tmp/cm.err")"
+    python3 - "$tmp" >"$tmp/py3.out" 2>&1 <<'PY'
+import sys, yaml
+tmp = sys.argv[1]
+def say(ok, name):
+    print(("ok   " if ok else "FAIL ") + name)
+def load(name):
+    try:
+        return [d for d in yaml.safe_load_all(open("%s/%s.yaml" % (tmp, name))) if d]
+    except OSError:
+        return []
+for name, ns, cm in [("cert-manager", "trainguard", True), ("renamed-base", "ml-guard", False),
+                     ("renamed-cert-manager", "ml-guard", True)]:
+    docs = load(name)
+    say(len(docs) >= 8, "%s: renders (%d objects)" % (name, len(docs)))
+    if not docs:
+        continue
+    kinds = {}
+    for d in docs:
+        kinds.setdefault(d["kind"], []).append(d)
+    say([d["metadata"]["name"] for d in kinds.get("Namespace", [])] == [ns],
+        "%s: the Namespace is %s" % (name, ns))
+    say(all(d["metadata"].get("namespace") == ns for d in docs
+            if d["kind"] not in ("Namespace", "ValidatingWebhookConfiguration",
+                                 "MutatingWebhookConfiguration")),
+        "%s: every namespaced object is in %s" % (name, ns))
+    for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        cfg = kinds[k][0]
+        w = cfg["webhooks"][0]
+        excl = [e for e in w["namespaceSelector"]["matchExpressions"]
+                if e["key"] == "kubernetes.io/metadata.name"][0]["values"]
+        say(excl[:2] == ["kube-system", ns],
+            "%s: %s skips kube-system and %s by kubernetes.io/metadata.name" % (name, k, ns))
+        say(w["clientConfig"]["service"]["namespace"] == ns, "%s: %s calls the Service in %s" % (name, k, ns))
+        ann = (cfg["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
+        if cm:
+            say(ann == ns + "/trainguard-serving", "%s: %s inject-ca-from %s/trainguard-serving (got %s)"
+                % (name, k, ns, ann))
+            say("cert-manager" in excl, "%s: %s skips cert-manager's namespace" % (name, k))
+        else:
+            say(ann is None and "cert-manager" not in excl, "%s: %s has no cert-manager settings" % (name, k))
+    if cm:
+        serving = [c for c in kinds["Certificate"] if c["metadata"]["name"] == "trainguard-serving"][0]
+        dns = serving["spec"]["dnsNames"]
+        say(serving["spec"]["commonName"] == "trainguard.%s.svc" % ns and
+            dns == ["trainguard", "trainguard." + ns, "trainguard.%s.svc" % ns,
+                    "trainguard.%s.svc.cluster.local" % ns],
+            "%s: the serving Certificate names trainguard.%s.svc" % (name, ns))
+PY
+    cat "$tmp/py3.out"
+    pass=$((pass + $(grep -c '^ok ' "$tmp/py3.out")))
+    fail=$((fail + $(grep -c '^FAIL ' "$tmp/py3.out")))
+    grep -q '^Traceback' "$tmp/py3.out" && bad "kustomize variant checks crashed"
+else
+    echo "SKIP: kubectl or PyYAML missing: the cert-manager overlay and a renamed namespace are not rendered"
 fi
 
 # ---- Dockerfile -----------------------------------------------------------------------------
@@ -288,10 +374,10 @@ done
 check "Chart.yaml apiVersion v2, name trainguard" bash -c \
     "grep -q '^apiVersion: v2' '$CHART/Chart.yaml' && grep -q '^name: trainguard$' '$CHART/Chart.yaml'"
 appver=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
-srcver=$(sed -n 's/^#define TG_VERSION "\(.*\)"/\1/p' include/tg/version.h)
 check "Chart appVersion ($appver) is the binary's version ($srcver)" test "$appver" = "$srcver"
 check "values: mode audit by default" grep -q '^mode: audit$' "$CHART/values.yaml"
-check "values: failurePolicy Ignore by default" grep -qE '^  failurePolicy: Ignore$' "$CHART/values.yaml"
+check "values: failurePolicy Ignore by default (both webhooks)" \
+    test "$(grep -cE '^    failurePolicy: Ignore$' "$CHART/values.yaml")" -eq 2
 check "values: 2 replicas by default" grep -q '^replicaCount: 2$' "$CHART/values.yaml"
 
 # values.schema.json: Helm validates merged values against it
@@ -321,8 +407,10 @@ def setp(path, val):
     return f
 bad("an unknown top-level key (replicas)", setp(["replicas"], 3))
 bad("mode 'dry-run'", setp(["mode"], "dry-run"))
-bad("failurePolicy 'Sometimes'", setp(["webhook", "failurePolicy"], "Sometimes"))
-bad("timeoutSeconds 31", setp(["webhook", "timeoutSeconds"], 31))
+bad("failurePolicy 'Sometimes'", setp(["webhook", "validate", "failurePolicy"], "Sometimes"))
+bad("timeoutSeconds 31", setp(["webhook", "mutate", "timeoutSeconds"], 31))
+bad("the removed webhook.failurePolicy", setp(["webhook", "failurePolicy"], "Fail"))
+bad("rulesVersion '0.2.0'", setp(["policy", "rulesVersion"], "0.2.0"))
 bad("certificates.source 'vault'", setp(["certificates", "source"], "vault"))
 bad("a DELETE operation", setp(["webhook", "podOperations"], ["DELETE"]))
 bad("a namespace mode 'strict'", setp(["policy", "namespaceModes"], {"a": "strict"}))
@@ -444,6 +532,14 @@ func load(path string, into map[string]interface{}) {
 	}
 }
 
+// The cluster version .Capabilities.KubeVersion reports ($KUBE_VERSION, else v1.30.0).
+func kubeVersion() string {
+	if v := os.Getenv("KUBE_VERSION"); v != "" {
+		return v
+	}
+	return "v1.30.0"
+}
+
 func main() {
 	chart, ns, rel := os.Args[1], os.Args[2], os.Args[3]
 	vals, meta := map[string]interface{}{}, map[string]interface{}{}
@@ -459,6 +555,9 @@ func main() {
 		"Release": map[string]interface{}{"Name": rel, "Namespace": ns, "Service": "Helm"},
 		"Chart": map[string]interface{}{"Name": meta["name"], "Version": meta["version"],
 			"AppVersion": meta["appVersion"]},
+		"Capabilities": map[string]interface{}{
+			"KubeVersion": map[string]interface{}{"Version": kubeVersion()},
+		},
 	}
 	t := template.New("chart").Option("missingkey=zero")
 	fm := sprig.TxtFuncMap()
@@ -510,20 +609,24 @@ GO
     [ -n "${HOME:-}" ] || export GOCACHE=$tmp/gocache
     if (cd "$tmp/go/src/hr" && GO111MODULE=off GOPATH="$tmp/go:/usr/share/gocode" \
         go build -o "$tmp/hr" . >"$tmp/go.err" 2>&1); then
-        printf 'certificates:\n  source: secret\n  caBundle: Q0E=\nmode: warn\nwebhook:\n  failurePolicy: Fail\n  namespaceSelector:\n    matchLabels: {trainguard.dev/webhook: enabled}\npolicy:\n  namespaceModes: {ml-a: enforce}\n' >"$tmp/secret.yaml"
-        for variant in "trainguard trainguard certManager" "ml-system tg secret"; do
-            read -r ns rel src <<<"$variant"
+        printf 'certificates:\n  source: secret\n  caBundle: Q0E=\nmode: warn\nreplicaCount: 1\nwebhook:\n  validate: {failurePolicy: Fail}\n  namespaceSelector:\n    matchLabels: {trainguard.dev/webhook: enabled}\npolicy:\n  namespaceModes: {ml-a: enforce}\n  rulesVersion: "0.1"\n  exceptionNamespaces: [ml-a]\n' >"$tmp/secret.yaml"
+        for variant in "trainguard trainguard certManager v1.30.0" "ml-system tg secret v1.27.3"; do
+            read -r ns rel src kv <<<"$variant"
             extra=""
             [ "$src" = secret ] && extra=$tmp/secret.yaml
-            if "$tmp/hr" "$CHART" "$ns" "$rel" $extra >"$tmp/chart.yaml" 2>"$tmp/chart.err"; then
+            if KUBE_VERSION=$kv "$tmp/hr" "$CHART" "$ns" "$rel" $extra >"$tmp/chart.yaml" 2>"$tmp/chart.err"; then
                 ok "chart renders ($src certificates, release $rel in $ns)"
             else
                 bad "chart renders ($src): $(head -c 300 "$tmp/chart.err")"
                 continue
             fi
-            python3 - "$tmp/chart.yaml" "$ns" "$src" >"$tmp/py2.out" 2>&1 <<'PY'
+            python3 - "$tmp/chart.yaml" "$ns" "$src" "$rendered" "$rules_version" >"$tmp/py2.out" 2>&1 <<'PY'
 import sys, yaml
-path, ns, src = sys.argv[1:4]
+path, ns, src, deploy_path, rules_version = sys.argv[1:6]
+try:
+    deploy = [d for d in yaml.safe_load_all(open(deploy_path)) if d]
+except Exception:
+    deploy = []
 def say(ok, name):
     print(("ok   " if ok else "FAIL ") + "chart (%s): %s" % (src, name))
 docs = [d for d in yaml.safe_load_all(open(path)) if d]
@@ -546,6 +649,18 @@ for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
     excl = [e for e in w["namespaceSelector"]["matchExpressions"]
             if e["key"] == "kubernetes.io/metadata.name"][0]["values"]
     say({"kube-system", ns} <= set(excl), "%s skips kube-system and %s" % (k, ns))
+    say(("cert-manager" in excl) == (src == "certManager"),
+        "%s skips cert-manager's namespace only when it issues the certificate" % k)
+    want_timeout = 3 if k.startswith("Validating") else 2
+    say(w["timeoutSeconds"] == want_timeout, "%s timeoutSeconds %d" % (k, want_timeout))
+    same = [d for d in deploy if d["kind"] == k]
+    if src == "certManager":
+        want = same[0]["webhooks"][0] if same else {}
+        say(w.get("matchConditions") and w.get("matchConditions") == want.get("matchConditions"),
+            "%s: matchConditions on Kubernetes 1.30, the same as deploy/'s" % k)
+        say(w["rules"] == want.get("rules"), "%s: rules the same as deploy/'s" % k)
+    else:
+        say("matchConditions" not in w, "%s: no matchConditions on Kubernetes 1.27" % k)
     if k.startswith("Validating"):
         by_res = {x: r for r in w["rules"] for x in r["resources"]}
         say((by_res.get("nodepools") or {}).get("scope") == "Cluster" and
@@ -559,18 +674,27 @@ for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
         say(ann.startswith(ns + "/") and len(cert) == 1, "%s inject-ca-from names the Certificate" % k)
         say(cert and cert[0]["spec"]["secretName"] == secret, "the Certificate writes the mounted Secret")
         say(w["failurePolicy"] == "Ignore", "%s failurePolicy Ignore by default" % k)
+        say(not pod.get("priorityClassName"), "no priorityClassName while both webhooks Ignore")
     else:
         say(ann is None and w["clientConfig"].get("caBundle") == "Q0E=", "%s caBundle from values" % k)
-        say(w["failurePolicy"] == "Fail", "%s failurePolicy from values" % k)
+        say(w["failurePolicy"] == ("Fail" if k.startswith("Validating") else "Ignore"),
+            "%s failurePolicy from values (per webhook)" % k)
+        say(pod.get("priorityClassName") == "system-cluster-critical",
+            "priorityClassName system-cluster-critical when a webhook is Fail")
         say(w["namespaceSelector"].get("matchLabels") == {"trainguard.dev/webhook": "enabled"},
             "%s namespaceSelector.matchLabels from values" % k)
 say("Certificate" in kinds if src == "certManager" else "Certificate" not in kinds,
     "cert-manager objects only with certManager")
 say(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
-say(dep["spec"]["replicas"] == 2, "2 replicas")
+say(dep["spec"]["replicas"] == (2 if src == "certManager" else 1), "replicas from values")
+say(("PodDisruptionBudget" in kinds) == (dep["spec"]["replicas"] >= 2), "a PDB only with 2+ replicas")
 pol = yaml.safe_load(kinds["ConfigMap"][0]["data"]["policy.yaml"])
 say({"kube-system", ns} <= set(pol.get("exemptNamespaces") or []), "policy exempts kube-system and %s" % ns)
 say(pol.get("mode") == ("audit" if src == "certManager" else "warn"), "policy mode from values")
+say(str(pol.get("rulesVersion")) == (rules_version if src == "certManager" else "0.1"),
+    "policy rulesVersion: the chart's release, or from values")
+say(pol.get("exceptionNamespaces", []) == ([] if src == "certManager" else ["ml-a"]),
+    "policy exceptionNamespaces from values")
 open(path + ".policy", "w").write(kinds["ConfigMap"][0]["data"]["policy.yaml"])
 PY
             cat "$tmp/py2.out"

@@ -133,8 +133,9 @@ static void describe(const struct tg_result *res, char *buf, size_t len)
     size_t at = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < res->findings.n && at + 1 < len; i++) {
-        int n = snprintf(buf + at, len - at, "\n    [%s] %s: %s", res->findings.v[i].rule,
-                         res->findings.v[i].field, res->findings.v[i].message);
+        int n = snprintf(buf + at, len - at, "\n    [%s] (%s) %s: %s", res->findings.v[i].rule,
+                         tg_action_name(res->findings.v[i].action), res->findings.v[i].field,
+                         res->findings.v[i].message);
         if (n < 0)
             break;
         at += (size_t)n;
@@ -154,17 +155,19 @@ static void check_findings(const char *name, json_t *prefixes, json_t *want,
         const char *rule = json_string_value(json_object_get(w, "rule"));
         const char *field = json_string_value(json_object_get(w, "field"));
         const char *text = json_string_value(json_object_get(w, "message")); /* a part of it */
+        const char *action = json_string_value(json_object_get(w, "action"));
         bool found = false;
         ck_assert_msg(rule != NULL, "%s: expected finding %zu has no rule", name, i);
         for (size_t k = 0; k < res->findings.n && !found; k++) {
             const struct tg_finding *f = &res->findings.v[k];
             if (used[k] || strcmp(f->rule, rule) || (field && strcmp(f->field, field)) ||
+                (action && strcmp(tg_action_name(f->action), action)) ||
                 (text && !strstr(f->message, text)))
                 continue;
             used[k] = found = true;
         }
-        ck_assert_msg(found, "%s: expected [%s] %s, got:%s", name, rule, field ? field : "*",
-                      got[0] ? got : " (none)");
+        ck_assert_msg(found, "%s: expected [%s] %s%s%s, got:%s", name, rule, field ? field : "*",
+                      action ? " at " : "", action ? action : "", got[0] ? got : " (none)");
     }
     for (size_t k = 0; k < res->findings.n; k++) {
         if (rule_compared(prefixes, res->findings.v[k].rule)) {
@@ -505,6 +508,17 @@ static void run_one(json_t *root, json_t *c)
         check_explain(name, json_object_get(expect, "explain"), &res);
     if (json_object_get(expect, "unresolved"))
         check_unresolved(name, json_object_get(expect, "unresolved"), &res);
+    json_t *audit = json_object_get(expect, "audit");
+    if (audit) {
+        char where[256] = "";
+        ck_assert_msg(!tg_json_subset(audit, res.audit, where, sizeof(where)),
+                      "%s: auditAnnotations differ at %s", name, where);
+    }
+    size_t ai;
+    json_t *absent;
+    json_array_foreach (json_object_get(expect, "noAudit"), ai, absent)
+        ck_assert_msg(!json_object_get(res.audit, json_string_value(absent)),
+                      "%s: unexpected auditAnnotation %s", name, json_string_value(absent));
     json_t *warnings = json_object_get(expect, "warnings");
     if (warnings)
         ck_assert_msg(json_array_size(res.warnings) == (size_t)json_integer_value(warnings),

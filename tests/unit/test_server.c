@@ -273,13 +273,38 @@ START_TEST(listen_refuses_null)
 }
 END_TEST
 
+/* [::] becomes 0.0.0.0 on the same port only where the kernel has no IPv6; other addresses and
+ * kernels with IPv6 keep what was asked. */
+START_TEST(any_ipv6_address_falls_back_to_ipv4_without_ipv6)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char err[256], text[INET6_ADDRSTRLEN];
+
+    ck_assert_int_eq(tg_listen_parse("[::]:8443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert(!tg_listen_ipv4_fallback(&ss, true));
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+    ck_assert(tg_listen_ipv4_fallback(&ss, false));
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+    const struct sockaddr_in *a4 = (const struct sockaddr_in *)&ss;
+    ck_assert_uint_eq(ntohs(a4->sin_port), 8443);
+    ck_assert_str_eq(inet_ntop(AF_INET, &a4->sin_addr, text, sizeof(text)), "0.0.0.0");
+    ck_assert_int_eq(tg_listen_parse("[::1]:8443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert(!tg_listen_ipv4_fallback(&ss, false));
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+    ck_assert_int_eq(tg_listen_parse("127.0.0.1:8443", &ss, &len, err, sizeof(err)), 0);
+    ck_assert(!tg_listen_ipv4_fallback(&ss, false));
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+}
+END_TEST
+
 START_TEST(defaults_match_the_documentation)
 {
     struct tg_server_config c;
 
     tg_server_config_defaults(&c);
-    ck_assert_str_eq(c.listen, "0.0.0.0:8443");
-    ck_assert_str_eq(c.probe_listen, "0.0.0.0:8080");
+    ck_assert_str_eq(c.listen, "[::]:8443"); /* SPEC 1: dual-stack by default */
+    ck_assert_str_eq(c.probe_listen, "[::]:8080");
     ck_assert_uint_ge(c.threads, 1);
     ck_assert_uint_eq(c.shutdown_delay, 5);
     ck_assert_uint_eq(c.max_body, TG_BODY_MAX);
@@ -402,6 +427,7 @@ Suite *tg_test_server_suite(void)
                         sizeof(bad_listens) / sizeof(bad_listens[0]));
     tcase_add_test(tc, listen_refuses_null);
     tcase_add_test(tc, defaults_match_the_documentation);
+    tcase_add_test(tc, any_ipv6_address_falls_back_to_ipv4_without_ipv6);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("log");

@@ -37,9 +37,26 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default (printf "%s-tls" (include "trainguard.fullname" .)) .Values.certificates.secretName -}}
 {{- end -}}
 
-{{/* Namespaces the webhooks skip: the configured ones plus the release namespace. */}}
+{{/* Namespaces the webhooks skip: the configured ones, the release namespace, and cert-manager's
+     when it issues the certificate. */}}
 {{- define "trainguard.excludedNamespaces" -}}
-{{- concat .Values.webhook.excludeNamespaces (list .Release.Namespace) | uniq | toJson -}}
+{{- $ns := concat .Values.webhook.excludeNamespaces (list .Release.Namespace) -}}
+{{- if eq .Values.certificates.source "certManager" -}}
+{{- $ns = append $ns .Values.certificates.certManager.namespace -}}
+{{- end -}}
+{{- $ns | uniq | toJson -}}
+{{- end -}}
+
+{{/* priorityClassName: the value, else system-cluster-critical when a webhook fails closed. */}}
+{{- define "trainguard.priorityClassName" -}}
+{{- $w := .Values.webhook -}}
+{{- $fail := or (and $w.validate.enabled (eq $w.validate.failurePolicy "Fail")) (and $w.mutate.enabled (eq $w.mutate.failurePolicy "Fail")) -}}
+{{- .Values.priorityClassName | default (ternary "system-cluster-critical" "" $fail) -}}
+{{- end -}}
+
+{{/* The release whose rules the policy pins: policy.rulesVersion, else X.Y of appVersion. */}}
+{{- define "trainguard.rulesVersion" -}}
+{{- .Values.policy.rulesVersion | default (regexFind "^[0-9]+[.][0-9]+" .Chart.AppVersion) -}}
 {{- end -}}
 
 {{/* metadata.annotations of both webhook configurations (cert-manager CA injection). */}}
