@@ -134,11 +134,13 @@ struct tg_plan {
     bool auto_batch;                     /* HF --auto_find_batch_size: the micro batch changes */
     struct tg_plan_value nodes, devices; /* NeMo trainer.num_nodes, trainer.devices */
     bool v1_batch;                       /* Megatron v1 --batch-size: per GPU, no global batch */
-    bool megatron_model;                 /* a NeMo 1 Megatron model script (megatron_*.py): it
-                                            requires trainer.accumulate_grad_batches 1 */
-    char config[128];                    /* values not on the line come from this file (Megatron
-                                            --yaml-cfg, Hydra --config-path/--config-name,
-                                            accelerate --config_file); "" when none */
+    char model_size_why[TG_LAUNCH_REASON_MAX]; /* set: TP x PP x CP is not the whole model
+                                                  size (encoder sizes, weight shards) */
+    bool megatron_model;                       /* a NeMo 1 Megatron model script (megatron_*.py): it
+                                                  requires trainer.accumulate_grad_batches 1 */
+    char config[128]; /* values not on the line come from this file (Megatron
+                         --yaml-cfg, Hydra --config-path/--config-name,
+                         accelerate --config_file); "" when none */
     struct tg_plan_ds_config dscfg;
 
     /* ---- where it is (as struct tg_sh_cmd) ---- */

@@ -38,7 +38,8 @@ enum eff {
     E_HF_DEEPSPEED, /* --deepspeed: HF's config (a path or JSON), or Megatron-DS's switch */
     E_NODES,
     E_DEVICES,
-    E_ACCUM, /* NeMo trainer.accumulate_grad_batches */
+    E_ACCUM,      /* NeMo trainer.accumulate_grad_batches */
+    E_MODEL_SIZE, /* a flag that changes the model-parallel size in a way not read here */
 };
 
 /* Which framework a flag belongs to (the one that decides when several are present). */
@@ -67,6 +68,11 @@ static const struct flag flags[] = {
     {"--model-parallel-size", E_V1_TP, 1, O_MEGATRON},
     {"--batch-size", E_V1_BATCH, 1, O_MEGATRON},
     {"--yaml-cfg", E_CONFIG, 1, O_MEGATRON},
+    /* encoder-decoder sizes (core 0.9-0.13) add encoder TP x PP x CP ranks; weight shards (core
+     * 0.19) multiply the model size: the world check is not made with them */
+    {"--encoder-tensor-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON},
+    {"--encoder-pipeline-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON},
+    {"--tensor-parallel-num-weight-shards", E_MODEL_SIZE, 1, O_MEGATRON},
     {"--ds-sequence-parallel-size", E_DS_SP, 1, O_MEGATRON_DS},
     {"--moe-expert-parallel-size", E_EP, 1, O_MEGATRON_DS},
     {"--zero-stage", E_DS_MARK, 1, O_MEGATRON_DS},
@@ -392,6 +398,11 @@ static void apply_flag(struct tg_plan *p, struct seen *s, const struct flag *f,
         snprintf(p->config, sizeof(p->config), "%s %.100s", f->name, texts[0]);
         return;
     case E_DS_MARK:
+        return;
+    case E_MODEL_SIZE:
+        snprintf(p->model_size_why, sizeof(p->model_size_why),
+                 "%s %.40s changes the model-parallel size in a way trainguard does not read",
+                 f->name, texts[0]);
         return;
     case E_DS_CONFIG:
         tg_plan_read_ds_config(p, &vals[0], texts[0], files, cwd);

@@ -114,7 +114,7 @@ static void effective_sizes(struct worked *k)
         if (k->pp.v > k->world.n / k->tp.v)
             k->pp.v = k->world.n / k->tp.v > 0 ? k->world.n / k->tp.v : 1;
     }
-    k->sizes_known = k->tp.known && k->pp.known && k->cp.known;
+    k->sizes_known = k->tp.known && k->pp.known && k->cp.known && !p->model_size_why[0];
 }
 
 /* DP for the Megatron family (when the world and the sizes are known and divide). */
@@ -227,7 +227,8 @@ static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_cont
 {
     char sizes[96], world[160], fix[64], msg[512];
     /* with clamps, an unknown TP can always be clamped into a plan that runs */
-    if (!k->world.known || !megatron_family(k->p->fw) || (k->clamps && !k->tp.known))
+    if (!k->world.known || !megatron_family(k->p->fw) || (k->clamps && !k->tp.known) ||
+        k->p->model_size_why[0])
         return;
     long long m = model_size(k, sizes, sizeof(sizes));
     world_words(&k->world, world, sizeof(world));
@@ -435,8 +436,8 @@ static bool nvlink_clique(const struct tg_template *t)
 
 #define NVL72_GPUS 72
 
-/* The GPUs of one NVLink domain for the pods of t: the pinned instance types' GPUs (the
- * smallest), else the pod's nvidia.com/gpu; 0 when not known. */
+/* The GPUs of one NVLink domain for the pods of t: the pinned instance types' GPUs (the largest,
+ * among the types that can hold the pod), else the pod's nvidia.com/gpu; 0 when not known. */
 static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long long *gpus,
                          char *what, size_t len)
 {
@@ -448,19 +449,22 @@ static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long l
                  NVL72_GPUS);
         return 1;
     }
+    bool has_pod = tg_plan_pod_gpus(t, &pod);
+    struct tg_fit fit = {.gpus = has_pod ? pod : 0};
     tg_label_pin_init(&pin);
     if (ev->policy && tg_template_instance_types(NULL, t, ev->policy->instances,
-                                                 ev->policy->ninstances, NULL, &pin) < 0) {
+                                                 ev->policy->ninstances, &fit, &pin) < 0) {
         tg_label_pin_release(&pin);
         return -ENOMEM;
     }
+    /* several types may be allowed: TP must exceed the largest domain of them to be sure */
     for (size_t i = 0; pin.finite && i < pin.n; i++) {
         const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
         if (!in || in->gpus <= 0) {
             inst = 0;
             break;
         }
-        if (!inst || in->gpus < inst) {
+        if (in->gpus > inst) {
             inst = in->gpus;
             snprintf(what, len, "%s has %d GPUs in one NVLink domain", pin.values[i], in->gpus);
         }
@@ -470,7 +474,7 @@ static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long l
         *gpus = inst;
         return 1;
     }
-    if (tg_plan_pod_gpus(t, &pod)) {
+    if (has_pod) {
         *gpus = pod;
         snprintf(what, len, "each pod has %lld GPU%s (nvidia.com/gpu)", pod, pod == 1 ? "" : "s");
         return 1;
