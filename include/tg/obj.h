@@ -30,6 +30,10 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
 
+/* The first string of the container's command, then args, for which match(s, ctx) is true, or
+ * NULL (items that are not strings are skipped). Borrowed. */
+const char *tg_command_find(json_t *container, bool (*match)(const char *s, void *ctx), void *ctx);
+
 /* Longest expanded env value tg_env_get() returns (a longer one counts as unknown). */
 #define TG_ENV_VALUE_MAX 512
 /* The value variable `name` has in the container, as the kubelet computes it: the last entry of

@@ -53,6 +53,11 @@ int tg_container_count(json_t *container, const char *name, long long *count);
  * a request: the author meant EFA, and efa.invalid-quantity reports the value. */
 bool tg_container_requests_efa(json_t *container);
 
+/* Does the pod of t use Dynamic Resource Allocation (spec.resourceClaims, or resources.claims of a
+ * container)? A claim may carry any device, GPU or EFA: its count is unknown
+ * (docs/references.md#ref-efa-dra). */
+bool tg_template_uses_claims(const struct tg_template *t);
+
 /* True when any container of t (init containers included; NodeSet: spec.slurmd too) requests
  * EFA, as tg_container_requests_efa. */
 bool tg_template_requests_efa(const struct tg_template *t);

@@ -217,3 +217,18 @@ const char *tg_env_get(json_t *container, const char *name, char *buf, size_t le
     }
     return NULL;
 }
+
+const char *tg_command_find(json_t *container, bool (*match)(const char *s, void *ctx), void *ctx)
+{
+    static const char *const keys[] = {"command", "args"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t i;
+        json_t *w;
+        json_array_foreach (json_object_get(container, keys[k]), i, w) {
+            const char *s = json_string_value(w);
+            if (s && match(s, ctx))
+                return s;
+        }
+    }
+    return NULL;
+}

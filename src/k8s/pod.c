@@ -53,6 +53,18 @@ bool tg_container_requests_efa(json_t *container)
     return rc < 0 || (rc == 1 && n > 0);
 }
 
+bool tg_template_uses_claims(const struct tg_template *t)
+{
+    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+        return true;
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        json_t *res = json_object_get(t->containers[i].c, "resources");
+        if (json_array_size(json_object_get(res, "claims")) > 0)
+            return true;
+    }
+    return false;
+}
+
 bool tg_template_requests_efa(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {

@@ -267,22 +267,13 @@ static bool some_run_forwards(const struct tg_launch *l, const char *name)
     return false;
 }
 
-/* Does the container's command line set mca_base_env_list itself (--mca mca_base_env_list ...)?
+/* Does a command or args string set mca_base_env_list itself (--mca mca_base_env_list ...)?
  * mpirun then has the list in its own environment, and -x next to it stops Open MPI 4
  * (orterun:conflict-env-set): more entries belong in that list's value. */
-static bool cmdline_env_list(json_t *c)
+static bool sets_env_list(const char *s, void *ctx)
 {
-    static const char *const keys[] = {"command", "args"};
-    for (size_t k = 0; k < 2; k++) {
-        size_t i;
-        json_t *w;
-        json_array_foreach (json_object_get(c, keys[k]), i, w) {
-            const char *s = json_string_value(w);
-            if (s && strstr(s, "mca_base_env_list"))
-                return true;
-        }
-    }
-    return false;
+    (void)ctx;
+    return strstr(s, "mca_base_env_list") != NULL;
 }
 
 /* Does any run pass env on its own command line (-x, --mca mca_base_env_list, -genv)? */
@@ -456,7 +447,7 @@ static int ssh_forwarding(struct tg_eval *ev, const struct tg_container *k,
         return 0;
     }
     tg_path_sub(field, sizeof(field), &k->path, "command");
-    if (cmdline_env_list(k->c)) {
+    if (tg_command_find(k->c, sets_env_list, NULL)) {
         if (join_items(items, "", ";", buf, sizeof(buf)))
             note(ev, field,
                  "mpirun sets mca_base_env_list on its command line, so %s cannot be added and -x "

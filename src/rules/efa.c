@@ -475,22 +475,9 @@ static const char *efa_env(json_t *container, const char **var, char *buf, size_
     return NULL;
 }
 
-/* A DRA claim may carry the EFA device (api-facts 5.1): then the env is not known to be wrong. */
-static bool uses_resource_claims(const struct tg_template *t)
-{
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
-        return true;
-    for (size_t i = 0; i < t->ncontainers; i++) {
-        json_t *res = json_object_get(t->containers[i].c, "resources");
-        if (json_array_size(json_object_get(res, "claims")) > 0)
-            return true;
-    }
-    return false;
-}
-
 static bool has_efa_device(const struct tg_template *t)
 {
-    return tg_template_requests_efa(t) || uses_resource_claims(t);
+    return tg_template_requests_efa(t) || tg_template_uses_claims(t);
 }
 
 /* Every container of t whose own env expects EFA without holding an EFA device itself: the device
@@ -500,7 +487,7 @@ static bool has_efa_device(const struct tg_template *t)
 static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
 {
     /* a TrainJob without resourcesPerNode runs with its runtime's resources, not in the request */
-    if (uses_resource_claims(t) || t->resources_unknown)
+    if (tg_template_uses_claims(t) || t->resources_unknown)
         return;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];

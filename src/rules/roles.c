@@ -50,24 +50,11 @@ static bool count_above_zero(const struct tg_template *t, const char *res)
     return rc == 2 || (rc == 1 && n > 0);
 }
 
-/* DRA claims may carry any device (docs/references.md#ref-efa-dra). */
-static bool uses_claims(const struct tg_template *t)
-{
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
-        return true;
-    for (size_t i = 0; i < t->ncontainers; i++) {
-        json_t *res = json_object_get(t->containers[i].c, "resources");
-        if (json_array_size(json_object_get(res, "claims")) > 0)
-            return true;
-    }
-    return false;
-}
-
 bool tg_template_has_devices(const struct tg_template *t)
 {
     return tg_template_requests_efa(t) || count_above_zero(t, TG_RES_GPU) ||
            count_above_zero(t, TG_RES_NEURON) || count_above_zero(t, RES_NEURONCORE) ||
-           count_above_zero(t, RES_NEURONDEVICE) || uses_claims(t);
+           count_above_zero(t, RES_NEURONDEVICE) || tg_template_uses_claims(t);
 }
 
 /* training-operator's isGPULauncher: a launcher container's limits name a GPU resource
@@ -213,22 +200,15 @@ enum tg_rank_env tg_workload_rank_env(struct tg_eval *ev, const struct tg_worklo
     return TG_RANK_ENV_OWN;
 }
 
-/* A container whose program is sshd (the ranks' host, started by mpirun over ssh). */
-static bool runs_sshd(json_t *c)
+/* Does s run sshd (a word "sshd", also as the last part of a path)? */
+static bool names_sshd(const char *s, void *ctx)
 {
-    static const char *const keys[] = {"command", "args"};
-    for (size_t k = 0; k < 2; k++) {
-        size_t i;
-        json_t *w;
-        json_array_foreach (json_object_get(c, keys[k]), i, w) {
-            const char *s = json_string_value(w);
-            for (const char *p = s ? strstr(s, "sshd") : NULL; p; p = strstr(p + 4, "sshd")) {
-                bool start = p == s || p[-1] == '/' || p[-1] == ' ' || p[-1] == ';';
-                bool end = p[4] == '\0' || p[4] == ' ' || p[4] == ';' || p[4] == '\n';
-                if (start && end)
-                    return true;
-            }
-        }
+    (void)ctx;
+    for (const char *p = strstr(s, "sshd"); p; p = strstr(p + 4, "sshd")) {
+        bool start = p == s || p[-1] == '/' || p[-1] == ' ' || p[-1] == ';';
+        bool end = p[4] == '\0' || p[4] == ' ' || p[4] == ';' || p[4] == '\n';
+        if (start && end)
+            return true;
     }
     return false;
 }
@@ -247,7 +227,7 @@ bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
     if (!label(t, "volcano.sh/job-name") && !label(t, "jobset.sigs.k8s.io/jobset-name"))
         return false;
     for (size_t i = 0; i < t->ncontainers; i++) {
-        if (!t->containers[i].init && runs_sshd(t->containers[i].c))
+        if (!t->containers[i].init && tg_command_find(t->containers[i].c, names_sshd, NULL))
             return true;
     }
     return false;
