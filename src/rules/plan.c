@@ -424,7 +424,7 @@ static bool nvlink_clique(const struct tg_template *t)
                         "requiredDuringSchedulingIgnoredDuringExecution");
     size_t i;
     json_t *term;
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) == 0)
+    if (!tg_template_uses_claims(t))
         return false;
     json_array_foreach (terms, i, term) {
         const char *key = json_string_value(json_object_get(term, "topologyKey"));
