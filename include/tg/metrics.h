@@ -38,8 +38,15 @@ void tg_metrics_admission(enum tg_metric_endpoint ep, int kind_index, int op_ind
 /* The action label of a finding: audit in audit mode; deny only when enforced (enforce mode and
  * a deny action); warn otherwise (warn actions, and denies that warn mode downgrades). */
 enum tg_metric_action tg_metrics_action_for(enum tg_mode mode, enum tg_action action);
-/* rule_index is the position in the rule table; out of range is ignored. */
-void tg_metrics_finding(int rule_index, enum tg_metric_action a);
+/* rule_index is the position in the rule table; out of range is ignored. ns is the object's
+ * namespace ("" or NULL for cluster-scoped objects); it is used only with the namespace label. */
+void tg_metrics_finding(int rule_index, enum tg_metric_action a, const char *ns);
+/* Turns on the namespace label of trainguard_findings_total (serve --metrics-namespace-label);
+ * call after tg_metrics_init. One series per namespace, rule and action: at most
+ * TG_METRICS_MAX_NAMESPACES namespaces are told apart, later ones and names that are no
+ * Kubernetes namespace name count under namespace="_other". 0 or -ENOMEM. */
+#define TG_METRICS_MAX_NAMESPACES 2000
+int tg_metrics_namespace_label(void);
 /* An object exempted itself from rule rule_index (trainguard.dev/exempt-rules). */
 void tg_metrics_exemption(int rule_index);
 /* n deny findings became warnings through the UPDATE ratchet. */
@@ -48,6 +55,10 @@ void tg_metrics_patch(int kind_index);
 /* Policy reload totals, as counted by the policy reloader (tg_policy_reload_counts). */
 void tg_metrics_policy_reloads(unsigned long long ok, unsigned long long failed);
 void tg_metrics_cert_reload(enum tg_metric_result r);
+/* The last_reload_successful gauges (tg_policy_reload_ok, tg_tls_reload_ok), set at scrape time. */
+void tg_metrics_reload_state(bool policy_ok, bool certificate_ok);
+/* trainguard_policy_info{mode,sha256}: the policy in force (copied; NULL clears). */
+void tg_metrics_policy_info(const char *mode, const char *sha256);
 void tg_metrics_cert_expiry(long long unix_seconds);
 /* Counts an HTTP error response; codes outside the known list count as "other". */
 void tg_metrics_http_error(int code);

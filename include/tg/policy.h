@@ -69,6 +69,7 @@ struct tg_policy {
     bool inject_with_env_from; /* inject into containers that use envFrom too */
     char *source;              /* file path, or "<embedded>" */
     char *warnings;            /* what the loader changed or doubts, one line each; or NULL */
+    char sha256[65];           /* SHA-256 (hex) of the YAML bytes it was loaded from */
     int refcount;              /* owned by policy.c */
 };
 

@@ -2,6 +2,8 @@
 #ifndef TG_RELOAD_H
 #define TG_RELOAD_H
 
+#include <stdbool.h>
+
 #include "tg/policy.h"
 
 /* One process-wide reloader. It loads `path` now and publishes it (an invalid file is an error
@@ -26,5 +28,10 @@ void tg_policy_reloader_stop(void);
  * none). Any pointer may be NULL. */
 void tg_policy_reload_counts(unsigned long long *ok, unsigned long long *failed,
                              double *last_success);
+
+/* For trainguard_policy_last_reload_successful: false from a failed load or reload (unreadable or
+ * invalid file) until a later one publishes a policy; true otherwise, also when no reloader runs
+ * (the embedded default) and after the reloader stopped. */
+bool tg_policy_reload_ok(void);
 
 #endif

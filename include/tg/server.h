@@ -29,6 +29,9 @@ struct tg_server_config {
     size_t max_buffered;             /* all request bodies together, bytes (0: no limit) */
     unsigned int reload_interval;    /* seconds between certificate file checks */
     size_t max_body;
+    const char *tls_min_version;   /* "VersionTLS12" (NULL: that) or "VersionTLS13" */
+    const char *tls_cipher_suites; /* Go names, comma-separated; NULL: the default profile */
+    bool metrics_namespace_label;  /* trainguard_findings_total gets a namespace label */
 };
 
 /* Fills the defaults documented in docs/server.md (threads: online CPUs). */

@@ -59,6 +59,10 @@ int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen
 /* notAfter of the pair in use (unix seconds), 0 before init. */
 long long tg_tls_not_after(void);
 bool tg_tls_loaded(void);
+/* For trainguard_certificate_last_reload_successful: false after a reload that refused the files
+ * or could not check them, until a reload swaps a pair in or finds the files back to the pair in
+ * use; true otherwise (also before init). */
+bool tg_tls_reload_ok(void);
 
 /* The gnutls_certificate_retrieve_function2 for MHD_OPTION_HTTPS_CERT_CALLBACK: hands GnuTLS the
  * current pair. GnuTLS never frees the pair (it stays ours), hence the grace period above. */

@@ -9,6 +9,7 @@
 #include "tg/policy.h"
 #include "tg/serve_cmd.h"
 #include "tg/server.h"
+#include "tg/tls_profile.h"
 #include "tg/version.h"
 
 enum {
@@ -28,6 +29,9 @@ enum {
     OPT_HEADER_TIMEOUT,
     OPT_MAX_BUFFERED,
     OPT_RELOAD_INTERVAL,
+    OPT_TLS_MIN_VERSION,
+    OPT_TLS_CIPHER_SUITES,
+    OPT_METRICS_NAMESPACE_LABEL,
     OPT_HELP,
 };
 
@@ -48,6 +52,9 @@ static const struct option options[] = {
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
     {"max-buffered-mib", required_argument, NULL, OPT_MAX_BUFFERED},
     {"reload-interval", required_argument, NULL, OPT_RELOAD_INTERVAL},
+    {"tls-min-version", required_argument, NULL, OPT_TLS_MIN_VERSION},
+    {"tls-cipher-suites", required_argument, NULL, OPT_TLS_CIPHER_SUITES},
+    {"metrics-namespace-label", no_argument, NULL, OPT_METRICS_NAMESPACE_LABEL},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -58,13 +65,18 @@ static void usage(FILE *out, const struct tg_server_config *d)
         out,
         "usage: trainguard serve --tls-cert-file FILE --tls-private-key-file FILE [OPTIONS]\n"
         "\n"
-        "Runs the admission webhook: POST /validate and /mutate over HTTPS (TLS 1.2/1.3),\n"
-        "GET /healthz, /readyz and /metrics over plain HTTP on the probe address.\n"
+        "Runs the admission webhook: POST /validate and /mutate over HTTPS (TLS 1.2/1.3,\n"
+        "ECDHE with AEAD ciphers); GET /healthz, /readyz and /metrics over plain HTTP on the\n"
+        "probe address.\n"
         "\n"
         "  --tls-cert-file FILE         serving certificate (PEM, chain allowed); reloaded\n"
         "                               when it changes or on SIGHUP\n"
         "  --tls-private-key-file FILE  its private key (PEM, unencrypted)\n"
         "  --client-ca-file FILE        require client certificates signed by these CAs\n"
+        "  --tls-min-version VERSION    VersionTLS12 (default) or VersionTLS13\n"
+        "  --tls-cipher-suites NAMES    TLS 1.2 suites, comma-separated Go/IANA names as for\n"
+        "                               kube-apiserver (ECDHE with AES-GCM or ChaCha20-Poly1305\n"
+        "                               only; default: all of those)\n"
         "  --listen HOST:PORT           webhook address (default %s: IPv4 and IPv6 on one\n"
         "                               socket, 0.0.0.0 where the kernel has no IPv6)\n"
         "  --probe-listen HOST:PORT     probe address, plain HTTP (default %s, dual-stack)\n"
@@ -84,6 +96,8 @@ static void usage(FILE *out, const struct tg_server_config *d)
         "                               past it new bodies get 503 (default %zu, 0: no limit)\n"
         "  --reload-interval SECONDS    how often the certificate files are checked\n"
         "                               (default %u)\n"
+        "  --metrics-namespace-label    add a namespace label to trainguard_findings_total\n"
+        "                               (one series per namespace and rule: mind cardinality)\n"
         "  --log-level debug|info|warn|error   (default info)\n"
         "  --help                       this text\n"
         "\n"
@@ -118,6 +132,8 @@ int tg_cmd_serve(int argc, char **argv)
 {
     struct tg_server_config cfg, defaults;
     enum tg_log_level level = TG_LOG_INFO;
+    struct tg_tls_profile tls;
+    char err[512];
     int opt, rc = 0;
 
     tg_server_config_defaults(&cfg);
@@ -181,6 +197,15 @@ int tg_cmd_serve(int argc, char **argv)
         case OPT_RELOAD_INTERVAL:
             rc = parse_uint("reload-interval", optarg, 1, 3600, &cfg.reload_interval);
             break;
+        case OPT_TLS_MIN_VERSION:
+            cfg.tls_min_version = optarg;
+            break;
+        case OPT_TLS_CIPHER_SUITES:
+            cfg.tls_cipher_suites = optarg;
+            break;
+        case OPT_METRICS_NAMESPACE_LABEL:
+            cfg.metrics_namespace_label = true;
+            break;
         case OPT_LOG_LEVEL:
             if (tg_log_level_parse(optarg, &level) < 0) {
                 fprintf(stderr,
@@ -208,6 +233,11 @@ int tg_cmd_serve(int argc, char **argv)
     if (!cfg.cert_file || !cfg.key_file) {
         fprintf(stderr, "trainguard serve: --tls-cert-file and --tls-private-key-file are "
                         "required\n");
+        return 2;
+    }
+    if (tg_tls_profile_build(cfg.tls_min_version, cfg.tls_cipher_suites, &tls, err, sizeof(err)) <
+        0) {
+        fprintf(stderr, "trainguard serve: %s\n", err);
         return 2;
     }
     tg_log_set_level(level);

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "tg/catalogue.h"
+#include "tg/digest.h"
 #include "tg/instances.h"
 #include "tg/policy.h"
 #include "tg/policy_yaml.h"
@@ -1195,6 +1196,10 @@ static struct tg_policy *load_text(const char *text, size_t len, const char *sou
         goto out_unref;
     if (apply_caps(p) < 0) {
         set_err(err, errlen, "%sout of memory", prefix);
+        goto out_unref;
+    }
+    if (tg_sha256_hex(text ? text : "", text ? len : 0, p->sha256) < 0) {
+        set_err(err, errlen, "%scannot compute the SHA-256 of the policy", prefix);
         goto out_unref;
     }
     return p;

@@ -45,6 +45,7 @@ static struct {
     int last_errno; /* errno of the last failed read, 0 after a successful read */
     unsigned long long ok, failed;
     double last_success;
+    bool last_failed; /* the latest load failed, and none succeeded since */
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}};
 
 static double now_unix(void)
@@ -103,6 +104,7 @@ static int reload_locked(bool force)
                      NULL);
             R.failed++;
         }
+        R.last_failed = true;
         R.last_errno = e;
         free(R.last);
         R.last = NULL;
@@ -121,6 +123,7 @@ static int reload_locked(bool force)
     if (!p) {
         log_line("error", "policy file invalid; keeping the previous policy", R.path, err, NULL);
         R.failed++;
+        R.last_failed = true;
         return -EINVAL;
     }
     if (R.have_override)
@@ -129,6 +132,7 @@ static int reload_locked(bool force)
     tg_policy_publish(p);
     R.ok++;
     R.last_success = now_unix();
+    R.last_failed = false;
     log_line("info", "policy reloaded", R.path, NULL, mode);
     return 0;
 }
@@ -176,6 +180,7 @@ static void forget_locked(void)
     R.last = NULL;
     R.last_len = 0;
     R.last_errno = 0;
+    R.last_failed = false;
     for (int i = 1; i >= 0; i--) {
         int fd = __atomic_exchange_n(&R.wake[i], -1, __ATOMIC_ACQ_REL);
         if (fd >= 0)
@@ -217,6 +222,7 @@ int tg_policy_reloader_start(const char *path, unsigned interval_ms,
     }
     tg_policy_publish(p);
     R.last_success = now_unix();
+    R.last_failed = false;
     R.interval_ms = interval_ms;
     if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         rc = -errno;
@@ -289,4 +295,13 @@ void tg_policy_reload_counts(unsigned long long *ok, unsigned long long *failed,
     if (last_success)
         *last_success = R.last_success;
     pthread_mutex_unlock(&R.lock);
+}
+
+bool tg_policy_reload_ok(void)
+{
+    bool failed;
+    pthread_mutex_lock(&R.lock);
+    failed = R.last_failed;
+    pthread_mutex_unlock(&R.lock);
+    return !failed;
 }

@@ -1,12 +1,15 @@
 /* metrics.c -- fixed-size atomic counters for the server and their Prometheus text exposition. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tg/metrics.h"
+#include "tg/procstat.h"
 
 /* Kinds of SPEC sections 3 and 11 plus the misspelt kind nodeset.kind reports. A fixed list keeps
  * the label set bounded whatever the API server sends. */
@@ -54,7 +57,26 @@ static struct {
     atomic_ullong http_errors[NCODES + 1]; /* last: other */
     atomic_long inflight;
     atomic_ullong ratcheted;
+    atomic_bool policy_ok, cert_ok;
 } m;
+
+/* trainguard_policy_info: copied in at scrape time, read by the renderer, under info_lock. */
+static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+static char info_mode[16], info_sha[72];
+
+/* Findings by namespace (--metrics-namespace-label): an open-addressing table of namespaces, each
+ * with its own [rule][action] counters. Entries are only added (under ns_lock) and live until
+ * tg_metrics_release; counting is an atomic add after the lookup. */
+#define NS_SLOTS 4096 /* a power of two, over twice TG_METRICS_MAX_NAMESPACES + 1 */
+#define NS_OTHER "_other"
+struct ns_entry {
+    char name[64];         /* a namespace name is at most 63 characters */
+    atomic_ullong *counts; /* [nrule_defs][TG_MACTION_COUNT]; NULL: free slot */
+};
+static pthread_mutex_t ns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ns_entry *ns_table;
+static unsigned short ns_order[TG_METRICS_MAX_NAMESPACES + 1]; /* slots, in insertion order */
+static size_t ns_used;
 
 static const struct tg_rule_def *rule_defs;
 static size_t nrule_defs;
@@ -77,6 +99,8 @@ int tg_metrics_init(const struct tg_rule_def *rules, size_t nrules, const char *
     }
     tg_metrics_release();
     memset(&m, 0, sizeof(m));
+    atomic_store(&m.policy_ok, true);
+    atomic_store(&m.cert_ok, true);
     findings = f;
     exemptions = x;
     rule_defs = rules;
@@ -85,8 +109,21 @@ int tg_metrics_init(const struct tg_rule_def *rules, size_t nrules, const char *
     return 0;
 }
 
+static void ns_release(void)
+{
+    pthread_mutex_lock(&ns_lock);
+    for (size_t i = 0; ns_table && i < NS_SLOTS; i++)
+        free(ns_table[i].counts);
+    free(ns_table);
+    ns_table = NULL;
+    ns_used = 0;
+    pthread_mutex_unlock(&ns_lock);
+}
+
 void tg_metrics_release(void)
 {
+    ns_release();
+    tg_metrics_policy_info(NULL, NULL);
     free(findings);
     findings = NULL;
     free(exemptions);
@@ -152,11 +189,85 @@ enum tg_metric_action tg_metrics_action_for(enum tg_mode mode, enum tg_action ac
     return TG_MACTION_WARN;
 }
 
-void tg_metrics_finding(int rule_index, enum tg_metric_action a)
+int tg_metrics_namespace_label(void)
 {
+    struct ns_entry *t = calloc(NS_SLOTS, sizeof(*t));
+
+    if (!t)
+        return -ENOMEM;
+    ns_release();
+    pthread_mutex_lock(&ns_lock);
+    ns_table = t;
+    pthread_mutex_unlock(&ns_lock);
+    return 0;
+}
+
+/* A Kubernetes namespace name (a DNS-1123 label), or "" for cluster-scoped objects: only such
+ * names become label values, so no value needs escaping and a forged review cannot make one. */
+static bool ns_name_ok(const char *ns)
+{
+    size_t n = strlen(ns);
+
+    if (n > 63 || (n && (ns[0] == '-' || ns[n - 1] == '-')))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '-'))
+            return false;
+    return true;
+}
+
+/* The counters of namespace ns; when it is new and room is left (add), added. Caller holds
+ * ns_lock. NULL when absent (or on ENOMEM). */
+static atomic_ullong *ns_counts_locked(const char *ns, bool add)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    size_t slot;
+
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    slot = (size_t)h & (NS_SLOTS - 1);
+    while (ns_table[slot].counts) {
+        if (!strcmp(ns_table[slot].name, ns))
+            return ns_table[slot].counts;
+        slot = (slot + 1) & (NS_SLOTS - 1);
+    }
+    if (!add)
+        return NULL;
+    ns_table[slot].counts = calloc(nrule_defs * TG_MACTION_COUNT, sizeof(atomic_ullong));
+    if (!ns_table[slot].counts)
+        return NULL;
+    snprintf(ns_table[slot].name, sizeof(ns_table[slot].name), "%s", ns);
+    ns_order[ns_used++] = (unsigned short)slot;
+    return ns_table[slot].counts;
+}
+
+static atomic_ullong *ns_counts(const char *ns)
+{
+    atomic_ullong *c = NULL;
+
+    if (!ns)
+        ns = "";
+    pthread_mutex_lock(&ns_lock);
+    if (ns_table) {
+        if (ns_name_ok(ns))
+            c = ns_counts_locked(ns, ns_used < TG_METRICS_MAX_NAMESPACES);
+        /* _other takes what is no namespace name or does not fit (the last place is its) */
+        if (!c)
+            c = ns_counts_locked(NS_OTHER, true);
+    }
+    pthread_mutex_unlock(&ns_lock);
+    return c;
+}
+
+void tg_metrics_finding(int rule_index, enum tg_metric_action a, const char *ns)
+{
+    atomic_ullong *c = findings;
+
     if (!findings || !in_range(rule_index, nrule_defs) || !in_range((int)a, TG_MACTION_COUNT))
         return;
-    atomic_fetch_add_explicit(&findings[(size_t)rule_index * TG_MACTION_COUNT + a], 1,
+    if (ns_table && !(c = ns_counts(ns)))
+        return;
+    atomic_fetch_add_explicit(&c[(size_t)rule_index * TG_MACTION_COUNT + a], 1,
                               memory_order_relaxed);
 }
 
@@ -187,6 +298,32 @@ void tg_metrics_cert_reload(enum tg_metric_result r)
 {
     if (in_range((int)r, TG_RESULT_COUNT))
         atomic_fetch_add(&m.cert_reloads[r], 1);
+}
+
+void tg_metrics_reload_state(bool policy_ok, bool certificate_ok)
+{
+    atomic_store(&m.policy_ok, policy_ok);
+    atomic_store(&m.cert_ok, certificate_ok);
+}
+
+/* Label values of policy_info: a mode name and hex digits; anything else is dropped. */
+static bool info_value_ok(const char *v)
+{
+    for (; *v; v++)
+        if (!((*v >= 'a' && *v <= 'z') || (*v >= '0' && *v <= '9')))
+            return false;
+    return true;
+}
+
+void tg_metrics_policy_info(const char *mode, const char *sha256)
+{
+    pthread_mutex_lock(&info_lock);
+    info_mode[0] = info_sha[0] = '\0';
+    if (mode && sha256 && info_value_ok(mode) && info_value_ok(sha256)) {
+        snprintf(info_mode, sizeof(info_mode), "%s", mode);
+        snprintf(info_sha, sizeof(info_sha), "%s", sha256);
+    }
+    pthread_mutex_unlock(&info_lock);
 }
 
 void tg_metrics_cert_expiry(long long unix_seconds)
@@ -310,10 +447,32 @@ static void render_duration(struct sbuf *b)
     }
 }
 
+static void render_findings_by_ns(struct sbuf *b)
+{
+    pthread_mutex_lock(&ns_lock);
+    for (size_t i = 0; ns_table && i < ns_used; i++) {
+        const struct ns_entry *e = &ns_table[ns_order[i]];
+        for (size_t r = 0; r < nrule_defs; r++)
+            for (size_t a = 0; a < TG_MACTION_COUNT; a++) {
+                unsigned long long n = load(&e->counts[r * TG_MACTION_COUNT + a]);
+                if (n)
+                    sb_printf(b,
+                              "trainguard_findings_total{rule=\"%s\",action=\"%s\","
+                              "namespace=\"%s\"} %llu\n",
+                              rule_defs[r].id, action_names[a], e->name, n);
+            }
+    }
+    pthread_mutex_unlock(&ns_lock);
+}
+
 static void render_findings(struct sbuf *b)
 {
     family(b, "trainguard_findings_total", "counter",
            "Rule findings, by rule id and the action taken after the mode (deny, warn, audit).");
+    if (ns_table) {
+        render_findings_by_ns(b);
+        return;
+    }
     for (size_t r = 0; findings && r < nrule_defs; r++)
         for (size_t a = 0; a < TG_MACTION_COUNT; a++) {
             unsigned long long n = load(&findings[r * TG_MACTION_COUNT + a]);
@@ -378,6 +537,60 @@ static void render_small(struct sbuf *b)
     sb_printf(b, "trainguard_build_info{version=\"%s\"} 1\n", build_version);
 }
 
+static void render_reload_state(struct sbuf *b)
+{
+    family(b, "trainguard_policy_last_reload_successful", "gauge",
+           "1 when the last policy load or reload succeeded, 0 from a failed one until one "
+           "succeeds.");
+    sb_printf(b, "trainguard_policy_last_reload_successful %d\n",
+              atomic_load(&m.policy_ok) ? 1 : 0);
+    family(b, "trainguard_certificate_last_reload_successful", "gauge",
+           "1 when the last serving certificate reload succeeded, 0 from a failed one until one "
+           "succeeds.");
+    sb_printf(b, "trainguard_certificate_last_reload_successful %d\n",
+              atomic_load(&m.cert_ok) ? 1 : 0);
+    pthread_mutex_lock(&info_lock);
+    if (info_sha[0]) {
+        family(b, "trainguard_policy_info", "gauge",
+               "Always 1; the labels name the mode and the SHA-256 of the policy in force.");
+        sb_printf(b, "trainguard_policy_info{mode=\"%s\",sha256=\"%s\"} 1\n", info_mode, info_sha);
+    }
+    pthread_mutex_unlock(&info_lock);
+}
+
+/* The process_* metrics of Prometheus' client libraries, read from /proc now. */
+static void render_process(struct sbuf *b)
+{
+    static const struct {
+        const char *name, *type, *help;
+        size_t off;
+    } rows[] = {
+        {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+         offsetof(struct tg_procstat, cpu_seconds)},
+        {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+         offsetof(struct tg_procstat, resident_bytes)},
+        {"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+         offsetof(struct tg_procstat, virtual_bytes)},
+        {"process_open_fds", "gauge", "Number of open file descriptors.",
+         offsetof(struct tg_procstat, open_fds)},
+        {"process_max_fds", "gauge", "Maximum number of open file descriptors.",
+         offsetof(struct tg_procstat, max_fds)},
+        {"process_start_time_seconds", "gauge",
+         "Start time of the process since unix epoch in seconds.",
+         offsetof(struct tg_procstat, start_time)},
+    };
+    struct tg_procstat ps;
+
+    tg_procstat_read(&ps);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        double v = *(const double *)((const char *)&ps + rows[i].off);
+        if (v < 0) /* could not be read: no sample rather than a wrong one */
+            continue;
+        family(b, rows[i].name, rows[i].type, rows[i].help);
+        sb_printf(b, "%s %.15g\n", rows[i].name, v);
+    }
+}
+
 char *tg_metrics_render(size_t *len)
 {
     struct sbuf b = {.cap = 8192};
@@ -390,6 +603,8 @@ char *tg_metrics_render(size_t *len)
     render_findings(&b);
     render_exemptions(&b);
     render_small(&b);
+    render_reload_state(&b);
+    render_process(&b);
     if (b.failed) {
         free(b.s);
         return NULL;

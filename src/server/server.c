@@ -27,13 +27,9 @@
 #include "tg/review.h"
 #include "tg/server.h"
 #include "tg/tls.h"
+#include "tg/tls_profile.h"
 #include "tg/version.h"
 
-/* TLS 1.2 and 1.3 only (SPEC section 2); GnuTLS priority syntax, checked by the integration test
- * (TLS 1.0 and 1.1 clients are refused). -RSA drops static RSA key exchange: besides forward
- * secrecy, it means the private key is used only in the flight right after the certificate
- * callback, never later in a handshake, which the reload's grace period relies on. */
-#define TG_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA"
 /* Per-connection memory pool (headers, read buffer). An AdmissionReview's headers are a few
  * hundred bytes and the body goes to our own buffer: 16 KiB is ample (measured: 64 KiB only added
  * 3 MiB of peak RSS at 64 connections, libmicrohttpd zeroes the pool on each request). */
@@ -47,6 +43,11 @@ static struct {
     atomic_bool shutting_down;
     atomic_bool started; /* MHD log lines are errors before start, debug after */
     bool client_ca;
+    /* The TLS profile (src/server/tls_profile.c): TLS 1.2 and 1.3 only (SPEC section 2), ECDHE
+     * with AEAD ciphers only (SPEC 13). No static RSA key exchange: besides forward secrecy, it
+     * means the private key is used only in the flight right after the certificate callback,
+     * never later in a handshake, which the reload's grace period relies on. */
+    struct tg_tls_profile tls;
 } srv;
 
 /* Per-request state, in *req_cls from the first call to the completed callback. */
@@ -213,7 +214,8 @@ static void log_and_count(const struct tg_req *r, const struct tg_admission_out 
 
     for (size_t i = 0; res && i < res->findings.n; i++) {
         const struct tg_finding *f = &res->findings.v[i];
-        tg_metrics_finding(f->rule_index, tg_metrics_action_for(res->mode, f->action));
+        tg_metrics_finding(f->rule_index, tg_metrics_action_for(res->mode, f->action),
+                           rv ? rv->namespace : NULL);
         if (nrules < sizeof(rules) / sizeof(rules[0]))
             rules[nrules++] = f->rule;
     }
@@ -394,6 +396,22 @@ static bool ready(const char **why)
     return true;
 }
 
+/* What /metrics reads from the reloaders and the policy in force, just before it renders. */
+static void scrape_state(void)
+{
+    unsigned long long ok = 0, failed = 0;
+    struct tg_policy *p = tg_policy_acquire();
+
+    tg_policy_reload_counts(&ok, &failed, NULL);
+    tg_metrics_policy_reloads(ok, failed);
+    tg_metrics_reload_state(tg_policy_reload_ok(), tg_tls_reload_ok());
+    /* --mode wins over the policy's own mode (per-namespace modes aside) */
+    enum tg_mode mode = srv.cfg->has_mode ? srv.cfg->mode : p ? p->mode : TG_MODE_ENFORCE;
+
+    tg_metrics_policy_info(p ? tg_mode_name(mode) : NULL, p ? p->sha256 : NULL);
+    tg_policy_release(p);
+}
+
 static enum MHD_Result probe_access(void *cls, struct MHD_Connection *c, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_data_size,
@@ -434,11 +452,8 @@ static enum MHD_Result probe_access(void *cls, struct MHD_Connection *c, const c
             return respond_static(c, MHD_HTTP_OK, "ok\n", "text/plain; charset=utf-8");
         snprintf(text, sizeof(text), "not ready: %s\n", why);
         return respond_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, text, "text/plain; charset=utf-8");
-    case TG_HANDLER_METRICS: {
-        unsigned long long ok = 0, failed = 0;
-        tg_policy_reload_counts(&ok, &failed, NULL);
-        tg_metrics_policy_reloads(ok, failed);
-    }
+    case TG_HANDLER_METRICS:
+        scrape_state();
         body = tg_metrics_render(&len);
         if (!body)
             return respond_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n",
@@ -511,7 +526,7 @@ static struct MHD_Daemon *start_webhook(const struct sockaddr_storage *ss, const
     return MHD_start_daemon(
         flags, 0, NULL, NULL, webhook_access, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss, MHD_OPTION_HTTPS_CERT_CALLBACK,
-        tg_tls_cert_callback, MHD_OPTION_HTTPS_PRIORITIES, TG_TLS_PRIORITIES,
+        tg_tls_cert_callback, MHD_OPTION_HTTPS_PRIORITIES, srv.tls.priorities,
         MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT, srv.cfg->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, srv.cfg->connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, TG_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
@@ -718,6 +733,13 @@ static int prepare(struct sockaddr_storage *web_addr, struct sockaddr_storage *p
     char err[2048];
     socklen_t alen;
 
+    if (tg_tls_profile_build(cfg->tls_min_version, cfg->tls_cipher_suites, &srv.tls, err,
+                             sizeof(err)) < 0) {
+        tg_log(TG_LOG_ERROR, "bad TLS profile: %s", err);
+        return -1;
+    }
+    if (srv.tls.note[0])
+        tg_log(TG_LOG_WARN, "%s", srv.tls.note);
     if (tg_listen_parse(cfg->listen, web_addr, &alen, err, sizeof(err)) < 0 ||
         tg_listen_parse(cfg->probe_listen, probe_addr, &alen, err, sizeof(err)) < 0) {
         tg_log(TG_LOG_ERROR, "bad listen address: %s", err);
@@ -785,7 +807,8 @@ int tg_server_run(const struct tg_server_config *cfg)
     tg_body_budget_set(cfg->max_buffered);
     /* Request-path JSON comes from per-thread arenas (src/engine/arena.c): before any thread. */
     tg_arena_install();
-    if (tg_metrics_init(tg_rule_defs, tg_rule_count, TG_VERSION) < 0) {
+    if (tg_metrics_init(tg_rule_defs, tg_rule_count, TG_VERSION) < 0 ||
+        (cfg->metrics_namespace_label && tg_metrics_namespace_label() < 0)) {
         tg_log(TG_LOG_ERROR, "out of memory");
         return 1;
     }
@@ -802,9 +825,9 @@ int tg_server_run(const struct tg_server_config *cfg)
         goto out;
     }
     atomic_store(&srv.started, true);
-    tg_log(TG_LOG_INFO, "webhook listening on %s port %u (TLS 1.2/1.3, %u thread(s)%s%s)",
-           cfg->listen, bound_port(web), cfg->threads, family_note(&web_addr),
-           srv.client_ca ? ", client certificates required" : "");
+    tg_log(TG_LOG_INFO, "webhook listening on %s port %u (%s, %u thread(s)%s%s)", cfg->listen,
+           bound_port(web), srv.tls.tls13_only ? "TLS 1.3" : "TLS 1.2/1.3", cfg->threads,
+           family_note(&web_addr), srv.client_ca ? ", client certificates required" : "");
     tg_log(TG_LOG_INFO, "probes listening on %s port %u (/healthz /readyz /metrics%s)",
            cfg->probe_listen, bound_port(probes), family_note(&probe_addr));
 

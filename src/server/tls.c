@@ -40,6 +40,9 @@ static char cert_file[PATH_MAX];
 static char key_file[PATH_MAX];
 static unsigned long long bad_fingerprint;
 static bool have_bad;
+/* The latest reload failed (bad pair, or a check that could not be done) and none succeeded or
+ * found the files back to the pair in use since. */
+static bool last_failed;
 /* A handshake picks the pair under the lock and uses it until it completes; MHD's connection
  * timeout bounds that, and five minutes is far beyond any sane timeout. */
 static int grace_seconds = 300;
@@ -536,6 +539,8 @@ int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen
     dead = take_expired_locked(now);
     if (!p) {
         bool repeat = have_bad && fp == bad_fingerprint;
+        if (transient != -EINTR) /* stopping tells nothing of the files */
+            last_failed = !unchanged;
         if (transient) { /* nothing learnt about these bytes: report, and retry next time */
             pthread_mutex_unlock(&tls_lock);
             free_list(dead);
@@ -558,6 +563,7 @@ int tg_tls_reload(bool force, struct tg_tls_info *info, char *err, size_t errlen
     }
     current = p;
     have_bad = false;
+    last_failed = false;
     pthread_mutex_unlock(&tls_lock);
     free_list(dead);
     return 1;
@@ -576,6 +582,16 @@ long long tg_tls_not_after(void)
 bool tg_tls_loaded(void)
 {
     return tg_tls_not_after() != 0;
+}
+
+bool tg_tls_reload_ok(void)
+{
+    bool failed;
+
+    pthread_mutex_lock(&tls_lock);
+    failed = last_failed;
+    pthread_mutex_unlock(&tls_lock);
+    return !failed;
 }
 
 int tg_tls_cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
@@ -642,6 +658,7 @@ void tg_tls_shutdown(void)
     current = NULL;
     retired = NULL;
     have_bad = false;
+    last_failed = false;
     pthread_mutex_unlock(&tls_lock);
     pair_free(cur);
     free_list(old);

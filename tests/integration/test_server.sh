@@ -223,6 +223,34 @@ if command -v promtool >/dev/null 2>&1; then
 else
     echo "skip - promtool check metrics (promtool not installed: Debian package prometheus)"
 fi
+expect "policy reload gauge starts at 1" "$(metric trainguard_policy_last_reload_successful)" "1"
+expect "certificate reload gauge starts at 1" \
+    "$(metric trainguard_certificate_last_reload_successful)" "1"
+sha=$("$TG_BIN" policy default | sha256sum | cut -d' ' -f1)
+expect "policy_info names the embedded default's SHA-256" \
+    "$(metric "trainguard_policy_info{mode=\"enforce\",sha256=\"$sha\"}")" "1"
+# process_* metrics: this server's own numbers, read from /proc at scrape time.
+curl -sS "http://127.0.0.1:$PPORT/metrics" > "$WORK/metrics.txt"
+pm() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics.txt"; }
+started=$(date -d "$(ps -o lstart= -p "$SPID")" +%s)
+start=$(pm process_start_time_seconds)
+awk -v a="$start" -v b="$started" 'BEGIN { exit !(a - b < 2 && b - a < 2) }' &&
+    ok "process_start_time_seconds is when the server started ($start)" ||
+    not_ok "process_start_time_seconds is when the server started" "got $start, ps says $started"
+fds=$(ls "/proc/$SPID/fd" | wc -l)
+awk -v a="$(pm process_open_fds)" -v b="$fds" 'BEGIN { exit !(a >= b - 4 && a <= b + 4) }' &&
+    ok "process_open_fds matches /proc/PID/fd ($fds)" ||
+    not_ok "process_open_fds matches /proc/PID/fd" "got $(pm process_open_fds), /proc says $fds"
+expect "process_max_fds is the soft open-files limit" "$(pm process_max_fds)" \
+    "$(awk '/^Max open files/ { print $4 }' "/proc/$SPID/limits")"
+rss_kb=$(awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status")
+awk -v a="$(pm process_resident_memory_bytes)" -v b="$((rss_kb * 1024))" \
+    'BEGIN { exit !(a > 0 && a < 2 * b + 1048576 && 2 * a + 1048576 > b) }' &&
+    ok "process_resident_memory_bytes is about VmRSS" ||
+    not_ok "process_resident_memory_bytes is about VmRSS" "got $(pm process_resident_memory_bytes), VmRSS $rss_kb kB"
+awk -v a="$(pm process_cpu_seconds_total)" 'BEGIN { exit !(a >= 0 && a < 600) }' &&
+    ok "process_cpu_seconds_total is there and sane" ||
+    not_ok "process_cpu_seconds_total is there and sane" "got '$(pm process_cpu_seconds_total)'"
 
 # ---- TLS versions and hostile clients ---------------------------------------------------------
 sc() { timeout 5 openssl s_client -connect "127.0.0.1:$WPORT" -servername localhost \
@@ -307,6 +335,11 @@ expect_grep "a mismatched new pair is refused" \
     'certificate reload failed, still serving the previous one: .*does not match' "$WORK/main.log"
 expect "... counted as a failure" \
     "$(metric 'trainguard_certificate_reloads_total{result="failure"}')" "1"
+expect "... and the certificate reload gauge is 0" \
+    "$(metric trainguard_certificate_last_reload_successful)" "0"
+sleep 1.2 # a later poll of the same bad files: still failing, still 0
+expect "... and stays 0 while the files stay bad" \
+    "$(metric trainguard_certificate_last_reload_successful)" "0"
 expect "... and serving-two is still served" "$(serial)" "serving-two"
 expect "... and requests still succeed" "$(post /validate "$WORK/v1.json")" "200"
 cp "$C/tls.key" "$WORK/live/b/tls.key"
@@ -316,6 +349,8 @@ for _ in $(seq 1 40); do
     sleep 0.1
 done
 expect "SIGHUP picks up the completed pair" "$(serial)" "serving-one"
+expect "... and the certificate reload gauge is back to 1" \
+    "$(metric trainguard_certificate_last_reload_successful)" "1"
 kill -0 "$SPID" 2>/dev/null && ok "SIGHUP does not stop the server" || not_ok "SIGHUP does not stop the server"
 # Every check above ran OpenSSL in a short-lived child (src/server/tls.c): the server itself has
 # never mapped libcrypto or trainguard-x509.so.
@@ -386,7 +421,13 @@ if "$TG_BIN" policy default > "$WORK/policy.yaml" 2>/dev/null && grep -q '^mode:
     expect "enforce mode denies FI_PROVIDER=efa without EFA" "$(post /validate "$WORK/efa.json")" "200"
     expect_grep "... allowed:false with the rule id" '"allowed":false.*efa.env-without-device' \
         "$WORK/resp.body"
+    expect "findings carry no namespace label without --metrics-namespace-label" \
+        "$(metric 'trainguard_findings_total{rule="efa.env-without-device",action="deny"}')" "1"
+    sha1=$(sha256sum < "$WORK/policy.yaml" | cut -d' ' -f1)
+    expect "policy_info names the file's SHA-256" \
+        "$(metric "trainguard_policy_info{mode=\"enforce\",sha256=\"$sha1\"}")" "1"
     sed -i 's/^mode: enforce/mode: audit/' "$WORK/policy.yaml"
+    sha2=$(sha256sum < "$WORK/policy.yaml" | cut -d' ' -f1)
     kill -HUP "$SPID"
     for _ in $(seq 1 30); do
         [ "$(metric 'trainguard_policy_reloads_total{result="success"}')" = 0 ] || break
@@ -394,6 +435,10 @@ if "$TG_BIN" policy default > "$WORK/policy.yaml" 2>/dev/null && grep -q '^mode:
     done
     expect "SIGHUP reloads the policy (counted)" \
         "$(metric 'trainguard_policy_reloads_total{result="success"}')" "1"
+    expect "... and policy_info follows the new bytes and mode" \
+        "$(metric "trainguard_policy_info{mode=\"audit\",sha256=\"$sha2\"}")" "1"
+    expect "... replacing the old series" \
+        "$(curl -sS "http://127.0.0.1:$PPORT/metrics" | grep -c "^trainguard_policy_info{")" "1"
     post /validate "$WORK/efa.json" >/dev/null
     expect_grep "... and audit mode now allows it" '"allowed":true' "$WORK/resp.body"
     expect_grep "... with audit annotations" 'auditAnnotations' "$WORK/resp.body"
@@ -405,9 +450,42 @@ if "$TG_BIN" policy default > "$WORK/policy.yaml" 2>/dev/null && grep -q '^mode:
     done
     expect "an invalid edit is refused (counted)" \
         "$(metric 'trainguard_policy_reloads_total{result="failure"}')" "1"
+    expect "... and the policy reload gauge is 0" \
+        "$(metric trainguard_policy_last_reload_successful)" "0"
+    expect "... while policy_info still names the policy in force" \
+        "$(metric "trainguard_policy_info{mode=\"audit\",sha256=\"$sha2\"}")" "1"
     post /validate "$WORK/efa.json" >/dev/null
     expect_grep "... and the audit policy is kept" '"allowed":true' "$WORK/resp.body"
     expect "... and the server stays ready" "$(curl -sS "http://127.0.0.1:$PPORT/readyz")" "ok"
+    "$TG_BIN" policy default | sed 's/^mode: enforce/mode: warn/' > "$WORK/policy.yaml"
+    sha3=$(sha256sum < "$WORK/policy.yaml" | cut -d' ' -f1)
+    kill -HUP "$SPID"
+    for _ in $(seq 1 30); do
+        [ "$(metric trainguard_policy_last_reload_successful)" = 1 ] && break
+        sleep 0.1
+    done
+    expect "a fixed file brings the policy reload gauge back to 1" \
+        "$(metric trainguard_policy_last_reload_successful)" "1"
+    expect "... with its SHA-256 in policy_info" \
+        "$(metric "trainguard_policy_info{mode=\"warn\",sha256=\"$sha3\"}")" "1"
+    kill -TERM "$SPID"
+    wait "$SPID"
+
+    # --metrics-namespace-label: findings by namespace ("ml" here), still valid exposition.
+    start_server nslabel --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
+        --metrics-namespace-label --shutdown-delay 0 ||
+        not_ok "server with --metrics-namespace-label starts" "$(cat "$WORK/nslabel.log")"
+    post /validate "$WORK/efa.json" >/dev/null
+    post /validate "$WORK/efa.json" >/dev/null
+    expect "--metrics-namespace-label counts findings by namespace" \
+        "$(metric 'trainguard_findings_total{rule="efa.env-without-device",action="deny",namespace="ml"}')" "2"
+    expect "... and no findings series lacks the label" "$(curl -sS "http://127.0.0.1:$PPORT/metrics" |
+        grep '^trainguard_findings_total{' | grep -vc 'namespace=')" "0"
+    if command -v promtool >/dev/null 2>&1; then
+        curl -sS "http://127.0.0.1:$PPORT/metrics" | promtool check metrics > "$WORK/promtool.out" 2>&1 &&
+            ok "promtool check metrics with the namespace label" ||
+            not_ok "promtool check metrics with the namespace label" "$(cat "$WORK/promtool.out")"
+    fi
     kill -TERM "$SPID"
     wait "$SPID"
 else

@@ -1,10 +1,13 @@
 /* test_metrics.c -- counters and the Prometheus text exposition (format 0.0.4). */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tg/metrics.h"
+#include "tg/procstat.h"
 
 static const struct tg_rule_def rules[] = {
     {.id = "efa.env-without-device", .default_action = TG_ACTION_DENY, .summary = "a"},
@@ -118,11 +121,11 @@ END_TEST
 
 START_TEST(findings_patches_reloads_errors_and_gauges)
 {
-    tg_metrics_finding(0, TG_MACTION_DENY);
-    tg_metrics_finding(0, TG_MACTION_DENY);
-    tg_metrics_finding(2, TG_MACTION_AUDIT);
-    tg_metrics_finding(3, TG_MACTION_DENY);  /* out of range: ignored */
-    tg_metrics_finding(-1, TG_MACTION_WARN); /* ignored */
+    tg_metrics_finding(0, TG_MACTION_DENY, NULL);
+    tg_metrics_finding(0, TG_MACTION_DENY, NULL);
+    tg_metrics_finding(2, TG_MACTION_AUDIT, NULL);
+    tg_metrics_finding(3, TG_MACTION_DENY, NULL);  /* out of range: ignored */
+    tg_metrics_finding(-1, TG_MACTION_WARN, NULL); /* ignored */
     tg_metrics_patch(tg_metrics_kind_index("MPIJob"));
     tg_metrics_policy_reloads(3, 1);
     tg_metrics_cert_reload(TG_RESULT_SUCCESS);
@@ -157,7 +160,7 @@ END_TEST
 START_TEST(every_sample_belongs_to_a_declared_family)
 {
     tg_metrics_admission(TG_EP_VALIDATE, 0, 0, TG_VERDICT_ALLOWED, 0.001);
-    tg_metrics_finding(1, TG_MACTION_WARN);
+    tg_metrics_finding(1, TG_MACTION_WARN, NULL);
     tg_metrics_http_error(404);
     char *s = render();
     char *save = NULL;
@@ -218,6 +221,147 @@ START_TEST(finding_actions_follow_the_mode)
 }
 END_TEST
 
+START_TEST(reload_gauges_and_policy_info)
+{
+    char *s = render();
+    /* fresh: both healthy, no policy named yet */
+    ck_assert_double_eq(value_of(s, "trainguard_policy_last_reload_successful"), 1);
+    ck_assert_double_eq(value_of(s, "trainguard_certificate_last_reload_successful"), 1);
+    ck_assert_ptr_null(strstr(s, "trainguard_policy_info"));
+    free(s);
+
+    tg_metrics_reload_state(false, true);
+    tg_metrics_policy_info("audit", "00ff");
+    s = render();
+    ck_assert_double_eq(value_of(s, "trainguard_policy_last_reload_successful"), 0);
+    ck_assert_double_eq(value_of(s, "trainguard_certificate_last_reload_successful"), 1);
+    ck_assert_ptr_nonnull(strstr(s, "# TYPE trainguard_policy_info gauge\n"));
+    ck_assert_double_eq(value_of(s, "trainguard_policy_info{mode=\"audit\",sha256=\"00ff\"}"), 1);
+    free(s);
+
+    tg_metrics_reload_state(true, false);
+    tg_metrics_policy_info("enforce", "abcd");
+    s = render();
+    ck_assert_double_eq(value_of(s, "trainguard_policy_last_reload_successful"), 1);
+    ck_assert_double_eq(value_of(s, "trainguard_certificate_last_reload_successful"), 0);
+    ck_assert_double_eq(value_of(s, "trainguard_policy_info{mode=\"enforce\",sha256=\"abcd\"}"), 1);
+    ck_assert_ptr_null(strstr(s, "00ff")); /* one series: the policy in force */
+    free(s);
+
+    /* a label value that would need escaping is never written */
+    tg_metrics_policy_info("enforce", "ab\"}\n");
+    s = render();
+    ck_assert_ptr_null(strstr(s, "trainguard_policy_info{"));
+    free(s);
+}
+END_TEST
+
+START_TEST(namespace_label_only_when_turned_on)
+{
+    tg_metrics_finding(0, TG_MACTION_DENY, "ml");
+    char *s = render();
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.env-without-device\","
+                                    "action=\"deny\"}"),
+                        1);
+    ck_assert_ptr_null(strstr(s, "namespace="));
+    free(s);
+
+    ck_assert_int_eq(tg_metrics_namespace_label(), 0);
+    tg_metrics_finding(0, TG_MACTION_DENY, "ml");
+    tg_metrics_finding(0, TG_MACTION_DENY, "ml");
+    tg_metrics_finding(1, TG_MACTION_WARN, "team-b");
+    tg_metrics_finding(2, TG_MACTION_AUDIT, "");   /* cluster-scoped */
+    tg_metrics_finding(2, TG_MACTION_AUDIT, NULL); /* likewise */
+    tg_metrics_finding(1, TG_MACTION_WARN, "Not\"A}Namespace");
+    tg_metrics_finding(1, TG_MACTION_WARN, "-bad");
+    s = render();
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.env-without-device\","
+                                    "action=\"deny\",namespace=\"ml\"}"),
+                        2);
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"zone.missing\","
+                                    "action=\"warn\",namespace=\"team-b\"}"),
+                        1);
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.no-hugepages\","
+                                    "action=\"audit\",namespace=\"\"}"),
+                        2);
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"zone.missing\","
+                                    "action=\"warn\",namespace=\"_other\"}"),
+                        2);
+    /* every findings sample has the label */
+    for (const char *p = s; (p = strstr(p, "\ntrainguard_findings_total{")); p++)
+        ck_assert_ptr_nonnull(strstr(p, "namespace=\""));
+    ck_assert_ptr_null(strstr(s, "Namespace"));
+    free(s);
+}
+END_TEST
+
+/* Past TG_METRICS_MAX_NAMESPACES names, new ones count under _other: memory stays bounded. */
+START_TEST(namespace_label_is_capped)
+{
+    char ns[32];
+
+    ck_assert_int_eq(tg_metrics_namespace_label(), 0);
+    for (int i = 0; i < TG_METRICS_MAX_NAMESPACES + 50; i++) {
+        snprintf(ns, sizeof ns, "ns-%d", i);
+        tg_metrics_finding(0, TG_MACTION_WARN, ns);
+    }
+    tg_metrics_finding(0, TG_MACTION_WARN, "ns-0"); /* known: still its own */
+    char *s = render();
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.env-without-device\","
+                                    "action=\"warn\",namespace=\"ns-0\"}"),
+                        2);
+    ck_assert_double_eq(value_of(s, "trainguard_findings_total{rule=\"efa.env-without-device\","
+                                    "action=\"warn\",namespace=\"_other\"}"),
+                        50);
+    snprintf(ns, sizeof ns, "namespace=\"ns-%d\"", TG_METRICS_MAX_NAMESPACES + 10);
+    ck_assert_ptr_null(strstr(s, ns));
+    free(s);
+}
+END_TEST
+
+START_TEST(process_metrics_are_present_and_sane)
+{
+    char *s = render();
+    double start = value_of(s, "process_start_time_seconds");
+    double now = (double)time(NULL);
+
+    ck_assert_ptr_nonnull(strstr(s, "# TYPE process_cpu_seconds_total counter\n"));
+    ck_assert_ptr_nonnull(strstr(s, "# TYPE process_resident_memory_bytes gauge\n"));
+    ck_assert_double_ge(value_of(s, "process_cpu_seconds_total"), 0);
+    ck_assert_double_gt(value_of(s, "process_resident_memory_bytes"), 1 << 20);
+    ck_assert_double_gt(value_of(s, "process_virtual_memory_bytes"),
+                        value_of(s, "process_resident_memory_bytes"));
+    ck_assert_double_ge(value_of(s, "process_open_fds"), 3);
+    ck_assert_double_ge(value_of(s, "process_max_fds"), value_of(s, "process_open_fds"));
+    /* this test process started within the last day, and not in the future */
+    ck_assert_double_le(start, now + 1);
+    ck_assert_double_gt(start, now - 86400);
+    free(s);
+}
+END_TEST
+
+/* A command name with spaces and parentheses, as a process can give itself. */
+START_TEST(proc_stat_is_parsed_after_the_last_parenthesis)
+{
+    static const char line[] =
+        "4242 (tg (x) y) S 1 4242 4242 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 3 0 1000 "
+        "123456789 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    struct tg_procstat ps;
+    double btime = 0;
+
+    ck_assert_int_eq(tg_procstat_parse_stat(line, 100, 4096, 1700000000, &ps), 0);
+    ck_assert_double_eq_tol(ps.cpu_seconds, 3.0, 1e-9); /* (250 + 50) / 100 */
+    ck_assert_double_eq_tol(ps.start_time, 1700000010.0, 1e-6);
+    ck_assert_double_eq(ps.virtual_bytes, 123456789);
+    ck_assert_double_eq(ps.resident_bytes, 2048.0 * 4096);
+    ck_assert_int_eq(tg_procstat_parse_stat("4242 (cut short) S 1 2", 100, 4096, 0, &ps), -EINVAL);
+    ck_assert_int_eq(tg_procstat_parse_stat("no parenthesis", 100, 4096, 0, &ps), -EINVAL);
+    ck_assert_int_eq(tg_procstat_parse_btime("cpu 1 2 3\nctxt 9\nbtime 1700000000\n", &btime), 0);
+    ck_assert_double_eq(btime, 1700000000);
+    ck_assert_int_eq(tg_procstat_parse_btime("cpu 1 2 3\n", &btime), -EINVAL);
+}
+END_TEST
+
 Suite *tg_test_metrics_suite(void);
 Suite *tg_test_metrics_suite(void)
 {
@@ -230,6 +374,11 @@ Suite *tg_test_metrics_suite(void)
     tcase_add_test(tc, every_sample_belongs_to_a_declared_family);
     tcase_add_test(tc, label_indexes_are_bounded);
     tcase_add_test(tc, finding_actions_follow_the_mode);
+    tcase_add_test(tc, reload_gauges_and_policy_info);
+    tcase_add_test(tc, namespace_label_only_when_turned_on);
+    tcase_add_test(tc, namespace_label_is_capped);
+    tcase_add_test(tc, process_metrics_are_present_and_sane);
+    tcase_add_test(tc, proc_stat_is_parsed_after_the_last_parenthesis);
     suite_add_tcase(s, tc);
     return s;
 }

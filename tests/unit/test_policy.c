@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tg/catalogue.h"
+#include "tg/digest.h"
 #include "tg/policy.h"
 #include "tg/policy_cmd.h"
 #include "tg/policy_yaml.h"
@@ -768,6 +769,7 @@ START_TEST(reload_takes_good_and_keeps_old_on_bad)
     tg_policy_reload_counts(&ok0, &failed0, NULL);
     ck_assert_int_eq(tg_policy_reloader_start(c.file, 0, NULL, err, sizeof err), 0);
     ck_assert_int_eq(published_mode(), TG_MODE_WARN);
+    ck_assert(tg_policy_reload_ok());
     tg_policy_reload_counts(NULL, NULL, &t0);
     ck_assert(t0 > 1.7e9);
 
@@ -788,6 +790,7 @@ START_TEST(reload_takes_good_and_keeps_old_on_bad)
     ck_assert_uint_eq(ok, ok0 + 1);
     ck_assert_uint_eq(failed, failed0 + 1);
     ck_assert_uint_eq(count_lines(log), 1);
+    ck_assert(!tg_policy_reload_ok());
     line = json_loads(log, 0, &je);
     ck_assert_msg(line != NULL, "log line is not JSON: %s", log);
     ck_assert_str_eq(json_string_value(json_object_get(line, "level")), "error");
@@ -801,16 +804,74 @@ START_TEST(reload_takes_good_and_keeps_old_on_bad)
     cm_put_fixture(&c, "reload-warn.yaml");
     ck_assert_int_eq(tg_policy_reload_now(), 0);
     ck_assert_int_eq(published_mode(), TG_MODE_WARN);
+    ck_assert(tg_policy_reload_ok());
 
     /* The file disappears: old policy kept, -ENOENT. */
     unlink(c.file);
     ck_assert_int_eq(tg_policy_reload_now(), -ENOENT);
     ck_assert_int_eq(published_mode(), TG_MODE_WARN);
+    ck_assert(!tg_policy_reload_ok());
     ck_assert_int_eq(symlink("..data/policy.yaml", c.file), 0);
+    ck_assert_int_eq(tg_policy_reload_now(), 0);
+    ck_assert(tg_policy_reload_ok());
 
     restore_published();
+    ck_assert(tg_policy_reload_ok()); /* no reloader: the embedded default is fine */
     ck_assert_int_eq(tg_policy_reload_now(), -ESRCH);
     cm_remove(&c);
+}
+END_TEST
+
+static void published_sha(char out[65])
+{
+    struct tg_policy *p = tg_policy_acquire();
+    ck_assert_ptr_nonnull(p);
+    snprintf(out, 65, "%s", p->sha256);
+    tg_policy_release(p);
+}
+
+/* The SHA-256 of a policy is that of the bytes it was loaded from: the embedded default's, then
+ * each reloaded file's; a refused file does not change it. */
+START_TEST(policy_sha256_follows_the_bytes_in_force)
+{
+    static const char *const two[] = {"mode: warn\n", "mode: audit\n"};
+    struct cm c;
+    char err[ERRLEN], want[65], got[65];
+    size_t len;
+    const char *def = tg_policy_default_yaml(&len);
+    struct tg_policy *p = tg_policy_new_default();
+
+    ck_assert_int_eq(tg_sha256_hex(def, len, want), 0);
+    ck_assert_str_eq(p->sha256, want);
+    tg_policy_unref(p);
+
+    cm_init(&c, "reload-warn.yaml");
+    ck_assert_int_eq(tg_policy_reloader_start(c.file, 0, NULL, err, sizeof err), 0);
+    for (int i = 0; i < 2; i++) {
+        cm_put(&c, two[i]);
+        ck_assert_int_eq(tg_policy_reload_now(), 0);
+        ck_assert_int_eq(tg_sha256_hex(two[i], strlen(two[i]), want), 0);
+        published_sha(got);
+        ck_assert_str_eq(got, want);
+    }
+    cm_put(&c, "mode: [oops\n");
+    ck_assert_int_eq(tg_policy_reload_now(), -EINVAL);
+    published_sha(got);
+    ck_assert_str_eq(got, want); /* still audit's */
+    restore_published();
+    cm_remove(&c);
+}
+END_TEST
+
+/* Known answers (FIPS 180-2 examples, and the empty string). */
+START_TEST(sha256_hex_known_answers)
+{
+    char out[65];
+
+    ck_assert_int_eq(tg_sha256_hex("abc", 3, out), 0);
+    ck_assert_str_eq(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ck_assert_int_eq(tg_sha256_hex(NULL, 0, out), 0);
+    ck_assert_str_eq(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 END_TEST
 
@@ -1034,6 +1095,8 @@ Suite *tg_test_policy_suite(void)
     tcase_add_test(tc, reload_takes_good_and_keeps_old_on_bad);
     tcase_add_test(tc, poller_follows_configmap_swaps);
     tcase_add_test(tc, reload_request_wakes_the_thread);
+    tcase_add_test(tc, policy_sha256_follows_the_bytes_in_force);
+    tcase_add_test(tc, sha256_hex_known_answers);
     tcase_add_test(tc, mode_override_survives_reloads);
     tcase_add_test(tc, reloader_start_errors);
     tcase_add_test(tc, reader_keeps_old_snapshot_across_swap);

@@ -324,8 +324,10 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
     ck_assert_int_eq(served_not_after_serial(&pc, &n), first);
 
     /* Same bytes: nothing to do, also when forced. */
+    ck_assert(tg_tls_reload_ok());
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0);
     ck_assert_int_eq(tg_tls_reload(true, &info, err, sizeof(err)), 0);
+    ck_assert(tg_tls_reload_ok());
 
     /* A rotation: both files replaced. */
     write_file(crt_path, other.cert);
@@ -340,10 +342,17 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
     write_file(crt_path, good.cert);
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "does not match"));
-    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0);      /* reported once */
+    ck_assert(!tg_tls_reload_ok());
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0); /* reported once */
+    ck_assert(!tg_tls_reload_ok());                                     /* ... and still failing */
     ck_assert_int_eq(tg_tls_reload(true, &info, err, sizeof(err)), -EINVAL); /* SIGHUP re-reports */
     ck_assert_int_eq(tg_tls_not_after(), second);
     ck_assert_int_eq(served_not_after_serial(&pc, &n), second);
+
+    /* The old key put back: the files are the pair in use again, which is healthy. */
+    write_file(crt_path, other.cert);
+    ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 0);
+    ck_assert(tg_tls_reload_ok());
 
     /* An expired pair and a vanished file are refused too. */
     write_file(crt_path, expired.cert);
@@ -354,12 +363,14 @@ START_TEST(reload_swaps_good_pairs_and_keeps_the_old_on_bad_ones)
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "cannot open"));
     ck_assert_int_eq(tg_tls_not_after(), second);
+    ck_assert(!tg_tls_reload_ok());
 
     /* The next rotation is good again. */
     write_file(crt_path, good.cert);
     write_file(key_path, good.key);
     ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 1);
     ck_assert_int_eq(tg_tls_not_after(), first);
+    ck_assert(tg_tls_reload_ok());
 }
 END_TEST
 
@@ -424,9 +435,11 @@ START_TEST(failed_checks_keep_the_pair_and_are_retried)
         ck_assert_msg(strstr(err, cases[i].says), "case %zu: %s", i, err);
         ck_assert_int_le(time(NULL) - t0, 3);
         ck_assert_int_eq(tg_tls_not_after(), first);
+        ck_assert(!tg_tls_reload_ok()); /* a check that could not be done is a failed reload */
         tg_tls_set_checker(NULL, 0);
         ck_assert_int_eq(tg_tls_reload(false, &info, err, sizeof(err)), 1);
         ck_assert_int_gt(tg_tls_not_after(), first);
+        ck_assert(tg_tls_reload_ok());
         /* back to the first pair for the next case */
         write_file(crt_path, good.cert);
         write_file(key_path, good.key);
