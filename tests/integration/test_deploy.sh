@@ -322,8 +322,8 @@ fi
 # ---- Dockerfile -----------------------------------------------------------------------------
 df=$DEPLOY/Dockerfile
 check "Dockerfile is multi-stage (2 FROM)" test "$(grep -c '^FROM ' "$df")" -eq 2
-check "builder is debian:12" grep -qE '^FROM debian:12 AS ' "$df"
-check "runtime is debian:12-slim" bash -c "grep '^FROM ' '$df' | tail -1 | grep -q 'debian:12-slim'"
+check "builder is debian:12.x" grep -qE '^FROM debian:12\.[0-9]+(@sha256:[0-9a-f]{64})? AS ' "$df"
+check "runtime is debian:12.x-slim" bash -c "grep '^FROM ' '$df' | tail -1 | grep -qE 'debian:12\.[0-9]+-slim'"
 check "runs as non-root USER 65532" bash -c "grep '^USER ' '$df' | tail -1 | grep -qE '^USER 65532'"
 check "ENTRYPOINT runs trainguard serve" grep -qE 'ENTRYPOINT \[.*"serve"' "$df"
 for p in /etc/trainguard/tls/tls.crt /etc/trainguard/tls/tls.key /etc/trainguard/policy/policy.yaml; do
