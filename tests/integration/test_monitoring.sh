@@ -72,6 +72,52 @@ fi
 check "deploy/monitoring copies match charts/trainguard/files (tests/monitoring/sync.sh check)" \
     bash tests/monitoring/sync.sh check
 
+# The operator's objects use only fields of its API types (prometheus-operator
+# pkg/apis/monitoring/v1: docs/references.md#ref-ops-prometheus-operator-types): a misspelt field
+# would be dropped by the API server's pruning and the scrape or rule silently change.
+cat >"$tmp/crdcheck.py" <<'PY'
+import re
+SM_SPEC = {"jobLabel", "targetLabels", "podTargetLabels", "endpoints", "selector",
+           "namespaceSelector", "sampleLimit", "targetLimit", "labelLimit", "attachMetadata"}
+ENDPOINT = {"port", "targetPort", "path", "scheme", "params", "interval", "scrapeTimeout",
+            "tlsConfig", "honorLabels", "honorTimestamps", "relabelings", "metricRelabelings"}
+GROUP = {"name", "interval", "rules", "partial_response_strategy", "limit"}
+RULE = {"record", "alert", "expr", "for", "labels", "annotations"}
+DUR = re.compile(r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$")
+def seconds(d):
+    m = DUR.match(d)
+    f = [int(m.group(i) or 0) for i in (3, 5, 7, 9, 11, 13, 15)]
+    return f[0] * 31536000 + f[1] * 604800 + f[2] * 86400 + f[3] * 3600 + f[4] * 60 + f[5] + f[6] / 1000
+def problems(obj):
+    out = []
+    spec = obj.get("spec") or {}
+    if obj["kind"] == "ServiceMonitor":
+        out += ["spec.%s" % k for k in set(spec) - SM_SPEC]
+        for e in spec.get("endpoints") or []:
+            out += ["endpoints[].%s" % k for k in set(e) - ENDPOINT]
+            if e.get("scheme") not in (None, "http", "https"):
+                out.append("scheme %s" % e["scheme"])
+            for k in ("interval", "scrapeTimeout"):
+                if k in e and not DUR.match(str(e[k])):
+                    out.append("%s %s is not a Duration" % (k, e[k]))
+            if DUR.match(str(e.get("interval", ""))) and DUR.match(str(e.get("scrapeTimeout", ""))) \
+                    and seconds(e["scrapeTimeout"]) > seconds(e["interval"]):
+                out.append("scrapeTimeout above interval (the operator rejects it)")
+        if set(spec.get("namespaceSelector") or {}) - {"any", "matchNames"}:
+            out.append("namespaceSelector keys")
+    elif obj["kind"] == "PrometheusRule":
+        for g in spec.get("groups") or []:
+            out += ["groups[].%s" % k for k in set(g) - GROUP]
+            for r in g.get("rules") or []:
+                out += ["rules[].%s" % k for k in set(r) - RULE]
+                if "for" in r and not DUR.match(str(r["for"])):
+                    out.append("for %s is not a Duration" % r["for"])
+                for k in ("labels", "annotations"):
+                    if any(not isinstance(v, str) for v in (r.get(k) or {}).values()):
+                        out.append("%s of %s: values must be strings" % (k, r.get("alert")))
+    return out
+PY
+
 # ---- deploy/: the default install has none of the optional objects; the components render --
 kubectl kustomize deploy >"$tmp/default.yaml" 2>"$tmp/k.err" || bad "kubectl kustomize deploy: $(head -c 300 "$tmp/k.err")"
 mkdir -p "$tmp/overlay"
@@ -87,9 +133,9 @@ if kubectl kustomize "$tmp/overlay" >"$tmp/full.yaml" 2>"$tmp/k.err"; then
 else
     bad "deploy/ with components renders: $(head -c 300 "$tmp/k.err")"
 fi
-py "deploy components" "$tmp/default.yaml" "$tmp/full.yaml" "$RULES" "$DASH" <<'PY'
+py "deploy components" "$tmp/default.yaml" "$tmp/full.yaml" "$RULES" "$DASH" "$tmp" <<'PY'
 import json, sys, yaml
-default_path, full_path, rules_path, dash_path = sys.argv[1:5]
+default_path, full_path, rules_path, dash_path, crd_dir = sys.argv[1:6]
 def say(c, name):
     print(("ok   " if c else "FAIL ") + "deploy: " + name)
 default = [d for d in yaml.safe_load_all(open(default_path)) if d]
@@ -118,6 +164,15 @@ say(ep["port"] in sport and sport[ep["port"]]["targetPort"] == "probes" and ep["
     "ServiceMonitor scrapes /metrics on the Service port that targets the probe port")
 say(svc["metadata"]["labels"].get(sm["jobLabel"]) == "trainguard",
     "ServiceMonitor jobLabel gives job=\"trainguard\", the job the alerts select")
+sys.path.insert(0, crd_dir)
+import crdcheck
+for kind in ("ServiceMonitor", "PrometheusRule"):
+    p = crdcheck.problems(k[kind][0])
+    say(not p, "%s uses only fields of the operator's API types%s" % (kind, "" if not p else ": " + ", ".join(p)))
+bad_sm = {"kind": "ServiceMonitor", "spec": {"endpoint": [], "endpoints": [{"port": "x", "scrapeTimout": "5s", "interval": "30"}]}}
+say(len(crdcheck.problems(bad_sm)) == 3, "the field check finds a misspelt field, a misspelt endpoint field and a bad Duration")
+say(crdcheck.problems({"kind": "ServiceMonitor", "spec": {"endpoints": [{"interval": "10s", "scrapeTimeout": "1m"}]}}),
+    "the field check refuses a scrapeTimeout above the interval")
 rules = yaml.safe_load(open(rules_path))
 pr = k["PrometheusRule"][0]
 say(pr["spec"] == rules, "PrometheusRule spec is the rule file (%d groups, %d rules)"
@@ -371,10 +426,16 @@ say(ep.get("port") == "http-metrics" and ep.get("path") == "/metrics" and ep.get
     "serviceMonitor: /metrics on port http-metrics every 15s")
 say(svc["metadata"]["labels"].get(spec.get("jobLabel")) == "trainguard",
     "serviceMonitor: job=\"trainguard\" for release tg (the job the alerts select)")
+sys.path.insert(0, tmp)
+import crdcheck
+say(bool(sm) and not crdcheck.problems(sm), "serviceMonitor: only fields of the operator's API types")
 
 docs, k = load("prometheusrule")
 pr = k.get("PrometheusRule", [{}])[0]
 say(pr.get("spec") == rules, "prometheusRule: spec is files/trainguard.rules.yaml")
+sys.path.insert(0, tmp)
+import crdcheck
+say(bool(pr) and not crdcheck.problems(pr), "prometheusRule: only fields of the operator's API types")
 say((pr.get("metadata") or {}).get("labels", {}).get("release") == "kps", "prometheusRule: extra labels")
 open(os.path.join(tmp, "chart-rules.yaml"), "w").write(yaml.safe_dump(pr.get("spec") or {}))
 
