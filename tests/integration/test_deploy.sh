@@ -415,6 +415,10 @@ bad("certificates.source 'vault'", setp(["certificates", "source"], "vault"))
 bad("a DELETE operation", setp(["webhook", "podOperations"], ["DELETE"]))
 bad("a namespace mode 'strict'", setp(["policy", "namespaceModes"], {"a": "strict"}))
 bad("a rule action 'block'", setp(["policy", "rules"], {"efa.no-hugepages": "block"}))
+bad("tls.minVersion VersionTLS11", setp(["tls", "minVersion"], "VersionTLS11"))
+bad("a CBC suite in tls.cipherSuites", setp(["tls", "cipherSuites"], ["TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"]))
+bad("tls.cipherSuites as one string", setp(["tls", "cipherSuites"], "TLS_AES_128_GCM_SHA256"))
+bad("metrics.namespaceLabel 'yes'", setp(["metrics", "namespaceLabel"], "yes"))
 PY
     cat "$tmp/schema.out"
     pass=$((pass + $(grep -c '^ok ' "$tmp/schema.out")))
@@ -495,7 +499,7 @@ if command -v go >/dev/null 2>&1 && [ -d "$gocode/github.com/Masterminds/sprig" 
     [ -n "${HOME:-}" ] || export GOCACHE=$tmp/gocache
     if (cd "$tmp/go/src/hr" && GO111MODULE=off GOPATH="$tmp/go:/usr/share/gocode" \
         go build -o "$tmp/hr" . >"$tmp/go.err" 2>&1); then
-        printf 'certificates:\n  source: secret\n  caBundle: Q0E=\nmode: warn\nreplicaCount: 1\nwebhook:\n  validate: {failurePolicy: Fail}\n  namespaceSelector:\n    matchLabels: {trainguard.dev/webhook: enabled}\npolicy:\n  namespaceModes: {ml-a: enforce}\n  rulesVersion: "0.1"\n  exceptionNamespaces: [ml-a]\n' >"$tmp/secret.yaml"
+        printf 'certificates:\n  source: secret\n  caBundle: Q0E=\nmode: warn\nreplicaCount: 1\nwebhook:\n  validate: {failurePolicy: Fail}\n  namespaceSelector:\n    matchLabels: {trainguard.dev/webhook: enabled}\npolicy:\n  namespaceModes: {ml-a: enforce}\n  rulesVersion: "0.1"\n  exceptionNamespaces: [ml-a]\ntls:\n  minVersion: VersionTLS13\n  cipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\nmetrics:\n  namespaceLabel: true\n' >"$tmp/secret.yaml"
         for variant in "trainguard trainguard certManager v1.30.0" "ml-system tg secret v1.27.3"; do
             read -r ns rel src kv <<<"$variant"
             extra=""
@@ -573,6 +577,14 @@ say("Certificate" in kinds if src == "certManager" else "Certificate" not in kin
     "cert-manager objects only with certManager")
 say(pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
 say(dep["spec"]["replicas"] == (2 if src == "certManager" else 1), "replicas from values")
+args = pod["containers"][0]["args"]
+if src == "certManager":
+    say("--tls-min-version=VersionTLS12" in args and "--metrics-namespace-label" not in args
+        and not any(a.startswith("--tls-cipher-suites") for a in args), "TLS and metrics flags: defaults")
+else:
+    say("--tls-min-version=VersionTLS13" in args and "--metrics-namespace-label" in args and
+        "--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+        in args, "tls.minVersion, tls.cipherSuites, metrics.namespaceLabel from values")
 say(("PodDisruptionBudget" in kinds) == (dep["spec"]["replicas"] >= 2), "a PDB only with 2+ replicas")
 pol = yaml.safe_load(kinds["ConfigMap"][0]["data"]["policy.yaml"])
 say({"kube-system", ns} <= set(pol.get("exemptNamespaces") or []), "policy exempts kube-system and %s" % ns)
