@@ -322,8 +322,8 @@ fi
 # ---- Dockerfile -----------------------------------------------------------------------------
 df=$DEPLOY/Dockerfile
 check "Dockerfile is multi-stage (2 FROM)" test "$(grep -c '^FROM ' "$df")" -eq 2
-check "builder is debian:12" grep -qE '^FROM debian:12 AS ' "$df"
-check "runtime is debian:12-slim" bash -c "grep '^FROM ' '$df' | tail -1 | grep -q 'debian:12-slim'"
+check "builder is debian:12.x" grep -qE '^FROM debian:12\.[0-9]+(@sha256:[0-9a-f]{64})? AS ' "$df"
+check "runtime is debian:12.x-slim" bash -c "grep '^FROM ' '$df' | tail -1 | grep -qE 'debian:12\.[0-9]+-slim'"
 check "runs as non-root USER 65532" bash -c "grep '^USER ' '$df' | tail -1 | grep -qE '^USER 65532'"
 check "ENTRYPOINT runs trainguard serve" grep -qE 'ENTRYPOINT \[.*"serve"' "$df"
 for p in /etc/trainguard/tls/tls.crt /etc/trainguard/tls/tls.key /etc/trainguard/policy/policy.yaml; do
@@ -495,121 +495,7 @@ gocode=/usr/share/gocode/src
 if command -v go >/dev/null 2>&1 && [ -d "$gocode/github.com/Masterminds/sprig" ] &&
     [ -d "$gocode/gopkg.in/yaml.v3" ] && $have_pyyaml; then
     mkdir -p "$tmp/go/src/hr"
-    cat >"$tmp/go/src/hr/main.go" <<'GO'
-// hr renders a Helm chart's templates like `helm template` for the functions this chart uses.
-package main
-
-import (
-	"bytes"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"text/template"
-
-	"github.com/Masterminds/sprig"
-	"gopkg.in/yaml.v3"
-)
-
-func merge(dst, src map[string]interface{}) {
-	for k, v := range src {
-		sm, ok1 := v.(map[string]interface{})
-		dm, ok2 := dst[k].(map[string]interface{})
-		if ok1 && ok2 {
-			merge(dm, sm)
-		} else {
-			dst[k] = v
-		}
-	}
-}
-
-func load(path string, into map[string]interface{}) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		err = yaml.Unmarshal(b, &into)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, path+":", err)
-		os.Exit(1)
-	}
-}
-
-// The cluster version .Capabilities.KubeVersion reports ($KUBE_VERSION, else v1.30.0).
-func kubeVersion() string {
-	if v := os.Getenv("KUBE_VERSION"); v != "" {
-		return v
-	}
-	return "v1.30.0"
-}
-
-func main() {
-	chart, ns, rel := os.Args[1], os.Args[2], os.Args[3]
-	vals, meta := map[string]interface{}{}, map[string]interface{}{}
-	load(filepath.Join(chart, "values.yaml"), vals)
-	load(filepath.Join(chart, "Chart.yaml"), meta)
-	for _, f := range os.Args[4:] {
-		o := map[string]interface{}{}
-		load(f, o)
-		merge(vals, o)
-	}
-	ctx := map[string]interface{}{
-		"Values":  vals,
-		"Release": map[string]interface{}{"Name": rel, "Namespace": ns, "Service": "Helm"},
-		"Chart": map[string]interface{}{"Name": meta["name"], "Version": meta["version"],
-			"AppVersion": meta["appVersion"]},
-		"Capabilities": map[string]interface{}{
-			"KubeVersion": map[string]interface{}{"Version": kubeVersion()},
-		},
-	}
-	t := template.New("chart").Option("missingkey=zero")
-	fm := sprig.TxtFuncMap()
-	fm["include"] = func(name string, data interface{}) (string, error) {
-		var buf bytes.Buffer
-		err := t.ExecuteTemplate(&buf, name, data)
-		return buf.String(), err
-	}
-	fm["required"] = func(msg string, v interface{}) (interface{}, error) {
-		if v == nil || v == "" {
-			return nil, errors.New(msg)
-		}
-		return v, nil
-	}
-	fm["fail"] = func(msg string) (string, error) { return "", errors.New(msg) }
-	fm["toYaml"] = func(v interface{}) string {
-		var buf bytes.Buffer
-		enc := yaml.NewEncoder(&buf)
-		enc.SetIndent(2)
-		enc.Encode(v)
-		return strings.TrimSuffix(buf.String(), "\n")
-	}
-	t.Funcs(fm)
-	files, _ := filepath.Glob(filepath.Join(chart, "templates", "*"))
-	sort.Strings(files)
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		if _, err := t.New(filepath.Base(f)).Parse(string(b)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	for _, f := range files {
-		base := filepath.Base(f)
-		if strings.HasPrefix(base, "_") {
-			continue
-		}
-		var buf bytes.Buffer
-		if err := t.ExecuteTemplate(&buf, base, ctx); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if base != "NOTES.txt" {
-			fmt.Printf("---\n# Source: %s\n%s\n", base, buf.String())
-		}
-	}
-}
-GO
+    cp tests/integration/helm_render/main.go "$tmp/go/src/hr/main.go"
     [ -n "${HOME:-}" ] || export GOCACHE=$tmp/gocache
     if (cd "$tmp/go/src/hr" && GO111MODULE=off GOPATH="$tmp/go:/usr/share/gocode" \
         go build -o "$tmp/hr" . >"$tmp/go.err" 2>&1); then
