@@ -35,6 +35,7 @@ static const char *const workload_files[] = {
  * second test author, every rule compared. */
 static const char *const second_files[] = {
     "fixtures/upstream/kinds-second.yaml",
+    "fixtures/upstream/plan-second.yaml",
 };
 
 static void add_files(Suite *s, const char *const *list, size_t n)
