@@ -181,8 +181,12 @@ int tg_decode_jobset(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
             goto out;
     }
     for (i = 0; i < n; i++) {
-        if (rw[i].index >= 0)
-            rw[i].rdzv = template_host(&wl->tpl[rw[i].index], rw[i].host, sizeof(rw[i].host));
+        if (rw[i].index < 0)
+            continue;
+        rw[i].rdzv = template_host(&wl->tpl[rw[i].index], rw[i].host, sizeof(rw[i].host));
+        /* replicas 0 creates no child Job: no pod, no world (jobset_types.go: Minimum 0). */
+        if (wl->tpl[rw[i].index].replicas == 0)
+            wl->tpl[rw[i].index].world_pods = 0;
     }
     jobset_worlds(wl, rjobs, rw, n);
 out:

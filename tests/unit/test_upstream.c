@@ -35,6 +35,7 @@ static const char *const workload_files[] = {
  * second test author, every rule compared. */
 static const char *const second_files[] = {
     "fixtures/upstream/kinds-second.yaml",
+    "fixtures/upstream/kinds-second-defaults.yaml",
     "fixtures/upstream/plan-second.yaml",
     "fixtures/upstream/nodepool-controller-second.yaml",
 };
