@@ -36,6 +36,7 @@ static const char *const workload_files[] = {
 static const char *const second_files[] = {
     "fixtures/upstream/kinds-second.yaml",
     "fixtures/upstream/kinds-second-defaults.yaml",
+    "fixtures/upstream/torchrun-shell-second.yaml",
     "fixtures/upstream/plan-second.yaml",
     "fixtures/upstream/nodepool-controller-second.yaml",
 };
