@@ -1182,24 +1182,6 @@ static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
     }
 }
 
-/* `source FILE`, `. FILE` and `eval ...` run code that is not read here: any variable may be set
- * or changed by it, so every variable known so far becomes unknown (never guessed, SPEC 11);
- * an unset one stays unset, which is unknown already. */
-static void run_unread(struct walk *w, const struct tg_sh_word *words, size_t n)
-{
-    char why[160];
-    const char *what = n > 1 && words[1].resolved ? words[1].text : "code";
-    snprintf(why, sizeof(why), "may be set by `%s %.100s`, which trainguard does not read",
-             words[0].text, what);
-    for (size_t i = 0; i < w->vars->n && !w->err; i++) {
-        struct tg_sh_var *v = &w->vars->v[i];
-        if (!v->value && !v->elems)
-            continue;
-        if (tg_sh_vars_set(w->vars, v->name, NULL, why) < 0)
-            w->err = -ENOMEM;
-    }
-}
-
 /* Hands the command that starts at words[0] (argv item `at` at depth 0) to the callback. */
 static void hand_over(struct walk *w, const struct tg_sh_word *words, size_t n, int line, size_t at)
 {
@@ -1390,10 +1372,6 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                    strcmp(b, "declare") == 0 || strcmp(b, "typeset") == 0 ||
                    strcmp(b, "local") == 0) {
             run_export(w, words + i, n - i);
-            return 0;
-        } else if (strcmp(cur->text, "source") == 0 || strcmp(cur->text, ".") == 0 ||
-                   strcmp(cur->text, "eval") == 0) {
-            run_unread(w, words + i, n - i);
             return 0;
         } else if (strcmp(b, "sh") == 0 || strcmp(b, "bash") == 0 || strcmp(b, "dash") == 0 ||
                    strcmp(b, "ash") == 0 || strcmp(b, "zsh") == 0 || strcmp(b, "ksh") == 0) {
