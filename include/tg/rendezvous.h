@@ -33,4 +33,10 @@ enum tg_rdzv {
  * that does not fit varies). */
 enum tg_rdzv tg_rendezvous_host(json_t *container, char *host, size_t len);
 
+/* The same, where the controller gives every pod the same value for one label and annotation
+ * `key`: an env entry whose valueFrom.fieldRef.fieldPath is metadata.annotations['KEY'] or
+ * metadata.labels['KEY'] has the literal `value`. */
+enum tg_rdzv tg_rendezvous_host_field(json_t *container, const char *key, const char *value,
+                                      char *host, size_t len);
+
 #endif

@@ -90,15 +90,39 @@ static void var_set(struct reader *r, const char *name, size_t nlen, const char 
     snprintf(v->value, sizeof(v->value), "%s", v->known ? tmp : "");
 }
 
-static void read_env(struct reader *r, json_t *container)
+/* Is a downward-API fieldPath metadata.annotations['KEY'] or metadata.labels['KEY'] (either
+ * quote)? */
+static bool names_key(const char *path, const char *key)
+{
+    static const char *const maps[] = {"metadata.annotations[", "metadata.labels["};
+    size_t klen = key ? strlen(key) : 0;
+    for (size_t i = 0; path && key && i < 2; i++) {
+        size_t m = strlen(maps[i]);
+        const char *p = path + m;
+        if (strncmp(path, maps[i], m) || (*p != '\'' && *p != '"'))
+            continue;
+        if (!strncmp(p + 1, key, klen) && p[1 + klen] == *p && p[2 + klen] == ']' && !p[3 + klen])
+            return true;
+    }
+    return false;
+}
+
+static void read_env(struct reader *r, json_t *container, const char *key, const char *fvalue)
 {
     size_t i;
     json_t *e;
     json_array_foreach (json_object_get(container, "env"), i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         const char *value = json_string_value(json_object_get(e, "value"));
-        if (name)
-            var_set(r, name, strlen(name), value ? value : "", !json_object_get(e, "valueFrom"));
+        json_t *from = json_object_get(e, "valueFrom");
+        if (!name)
+            continue;
+        const char *path =
+            json_string_value(json_object_get(json_object_get(from, "fieldRef"), "fieldPath"));
+        if (from && fvalue && names_key(path, key))
+            var_set(r, name, strlen(name), fvalue, true);
+        else
+            var_set(r, name, strlen(name), value ? value : "", !from);
     }
 }
 
@@ -229,6 +253,12 @@ static enum tg_rdzv resolve(struct reader *r, const char *raw, char *host, size_
 
 enum tg_rdzv tg_rendezvous_host(json_t *container, char *host, size_t len)
 {
+    return tg_rendezvous_host_field(container, NULL, NULL, host, len);
+}
+
+enum tg_rdzv tg_rendezvous_host_field(json_t *container, const char *key, const char *value,
+                                      char *host, size_t len)
+{
     static const char *const envs[] = {"MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT"};
     static struct reader zero;
     struct reader r = zero;
@@ -236,7 +266,7 @@ enum tg_rdzv tg_rendezvous_host(json_t *container, char *host, size_t len)
     json_t *item;
     if (len)
         host[0] = '\0';
-    read_env(&r, container);
+    read_env(&r, container, key, value);
     static const char *const lists[] = {"command", "args"};
     for (size_t l = 0; l < 2; l++) {
         json_array_foreach (json_object_get(container, lists[l]), i, item) {

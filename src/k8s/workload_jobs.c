@@ -96,16 +96,39 @@ int tg_decode_replicated_job(struct tg_eval *ev, struct tg_workload *wl, json_t 
 }
 
 /* The rendezvous host of a template: the first container that names one decides. */
-static enum tg_rdzv template_host(const struct tg_template *t, char *host, size_t len)
+static enum tg_rdzv template_host(const struct tg_template *t, const char *key, const char *fvalue,
+                                  char *host, size_t len)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         enum tg_rdzv r;
         if (t->containers[i].init)
             continue;
-        if ((r = tg_rendezvous_host(t->containers[i].c, host, len)) != TG_RDZV_NONE)
+        if ((r = tg_rendezvous_host_field(t->containers[i].c, key, fvalue, host, len)) !=
+            TG_RDZV_NONE)
             return r;
     }
     return TG_RDZV_NONE;
+}
+
+/* kubernetes-sigs/jobset: spec.coordinator {replicatedJob, jobIndex, podIndex} makes the controller
+ * label and annotate every Job and Pod with jobset.sigs.k8s.io/coordinator =
+ * <jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain> (jobset_controller.go CoordinatorEndpoint), the
+ * same value on every pod: an env entry taken from it by fieldRef names one literal host. */
+#define JOBSET_COORDINATOR "jobset.sigs.k8s.io/coordinator"
+static bool coordinator_endpoint(const struct tg_workload *wl, json_t *spec, char *out, size_t len)
+{
+    json_t *c = json_object_get(spec, "coordinator");
+    const char *rj = json_string_value(json_object_get(c, "replicatedJob"));
+    json_t *ji = json_object_get(c, "jobIndex"), *pi = json_object_get(c, "podIndex");
+    const char *sub =
+        json_string_value(json_object_get(json_object_get(spec, "network"), "subdomain"));
+    if (!rj || !wl->name || !wl->name[0] || (ji && !json_is_integer(ji)) ||
+        (pi && !json_is_integer(pi)))
+        return false;
+    int n = snprintf(out, len, "%s-%s-%lld-%lld.%s", wl->name, rj,
+                     ji ? (long long)json_integer_value(ji) : 0LL,
+                     pi ? (long long)json_integer_value(pi) : 0LL, sub && sub[0] ? sub : wl->name);
+    return n > 0 && (size_t)n < len;
 }
 
 /* The exclusive-topology key of replicated job i: its Job template's annotation, else the
@@ -180,9 +203,17 @@ int tg_decode_jobset(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
         if ((rc = tg_decode_replicated_job(ev, wl, rjob, &ip, &rw[i].index)) < 0)
             goto out;
     }
+    char coord[2 * HOST_MAX] = "";
+    if (!coordinator_endpoint(wl, spec, coord, sizeof(coord)))
+        coord[0] = '\0';
     for (i = 0; i < n; i++) {
-        if (rw[i].index >= 0)
-            rw[i].rdzv = template_host(&wl->tpl[rw[i].index], rw[i].host, sizeof(rw[i].host));
+        if (rw[i].index < 0)
+            continue;
+        rw[i].rdzv = template_host(&wl->tpl[rw[i].index], coord[0] ? JOBSET_COORDINATOR : NULL,
+                                   coord[0] ? coord : NULL, rw[i].host, sizeof(rw[i].host));
+        /* replicas 0 creates no child Job: no pod, no world (jobset_types.go: Minimum 0). */
+        if (wl->tpl[rw[i].index].replicas == 0)
+            wl->tpl[rw[i].index].world_pods = 0;
     }
     jobset_worlds(wl, rjobs, rw, n);
 out:

@@ -3,6 +3,7 @@
  * docs/references.md#ref-trainer). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/obj.h"
@@ -261,6 +262,43 @@ static int runtime_torch_env(struct tg_eval *ev, struct tg_template *t, const st
                         "spec.mlPolicy.torch.numProcPerNode", "auto");
 }
 
+#define JOBSET_EXCLUSIVE "alpha.jobset.sigs.k8s.io/exclusive-topology"
+
+static const char *exclusive_of(json_t *tmpl)
+{
+    json_t *ann = json_object_get(json_object_get(tmpl, "metadata"), "annotations");
+    return json_string_value(json_object_get(ann, JOBSET_EXCLUSIVE));
+}
+
+/* kubeflow/trainer: pkg/runtime/core/trainingruntime.go copies the runtime template's metadata
+ * annotations onto the JobSet it builds (plugins/jobset/jobset.go), so a JobSet exclusive-topology
+ * key there, or on a replicated job's template, places each child Job in one domain: a zone pin
+ * for a world of one child Job (the trainer job runs as one child Job). A world shared with
+ * another rank job (MPI launcher and node) is not held by it; launcher-like jobs do not count. */
+static void runtime_topology(struct tg_workload *wl, json_t *tpl, json_t *rjobs, const long *idx)
+{
+    size_t n = json_array_size(rjobs);
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] < 0)
+            continue;
+        struct tg_template *t = &wl->tpl[idx[i]];
+        json_t *rj = json_array_get(rjobs, i);
+        json_t *reps = json_object_get(rj, "replicas");
+        bool one_job = !json_is_integer(reps) || json_integer_value(reps) <= 1;
+        for (size_t j = 0; j < n && one_job; j++) {
+            if (j == i || idx[j] < 0)
+                continue;
+            const struct tg_template *o = &wl->tpl[idx[j]];
+            one_job = o->world != t->world || o->role == TG_ROLE_LAUNCHER ||
+                      o->role == TG_ROLE_INITIALIZER;
+        }
+        if (!one_job || t->role == TG_ROLE_LAUNCHER || t->role == TG_ROLE_INITIALIZER)
+            continue;
+        const char *k = exclusive_of(json_object_get(rj, "template"));
+        t->copy_topology = k ? k : exclusive_of(tpl);
+    }
+}
+
 int tg_decode_trainingruntime(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
                               const struct tg_path *sp)
 {
@@ -277,18 +315,24 @@ int tg_decode_trainingruntime(struct tg_eval *ev, struct tg_workload *wl, json_t
     json_t *rjobs = tg_get_array(ev, js, &p, "replicatedJobs");
     tg_path_key(&rp, &p, "replicatedJobs");
     bool labelled = has_trainer_label(rjobs);
+    long *idx = calloc(json_array_size(rjobs) + 1, sizeof(*idx));
+    if (!idx)
+        return -ENOMEM;
+    rc = 0;
     json_array_foreach (rjobs, i, rj) {
-        long idx;
         tg_path_index(&ip, &rp, i);
-        if ((rc = tg_decode_replicated_job(ev, wl, rj, &ip, &idx)) < 0)
-            return rc;
-        if (idx < 0)
+        if ((rc = tg_decode_replicated_job(ev, wl, rj, &ip, &idx[i])) < 0)
+            goto out;
+        if (idx[i] < 0)
             continue;
-        struct tg_template *t = &wl->tpl[idx];
+        struct tg_template *t = &wl->tpl[idx[i]];
         runtime_job(t, rj, &ml, labelled, &next_world);
         if (ml.torch && t->world == 0 && t->role == TG_ROLE_WORKER &&
             (rc = runtime_torch_env(ev, t, &ml)) < 0)
-            return rc;
+            goto out;
     }
-    return 0;
+    runtime_topology(wl, tpl, rjobs, idx);
+out:
+    free(idx);
+    return rc < 0 ? rc : 0;
 }

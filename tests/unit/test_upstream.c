@@ -31,6 +31,16 @@ static const char *const workload_files[] = {
     "fixtures/upstream/kueue.yaml",     "fixtures/upstream/pods-of-controllers.yaml",
 };
 
+/* Second round (issues 17, 18, 19): cases written from the projects' examples and source by a
+ * second test author, every rule compared. */
+static const char *const second_files[] = {
+    "fixtures/upstream/kinds-second.yaml",
+    "fixtures/upstream/kinds-second-defaults.yaml",
+    "fixtures/upstream/torchrun-shell-second.yaml",
+    "fixtures/upstream/plan-second.yaml",
+    "fixtures/upstream/nodepool-controller-second.yaml",
+};
+
 static void add_files(Suite *s, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -47,5 +57,6 @@ Suite *tg_test_upstream_suite(void)
     add_files(s, files, sizeof(files) / sizeof(files[0]));
     add_files(s, workload_files, sizeof(workload_files) / sizeof(workload_files[0]));
     add_files(s, plan_files, sizeof(plan_files) / sizeof(plan_files[0]));
+    add_files(s, second_files, sizeof(second_files) / sizeof(second_files[0]));
     return s;
 }
