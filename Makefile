@@ -257,6 +257,9 @@ lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|atoi|gets)\s*\(' $$(find src include -name '*.[ch]') \
 	    | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' || (echo "lint: banned function"; exit 1)
 	@bash scripts/layers.sh
+	@! grep -rnI --exclude-dir=node_modules --exclude=references.md --exclude=references-map.tsv \
+	    'api-facts' src include tests docs scripts README.md || \
+	    (echo "lint: cite an anchor of docs/references.md, not the notes outside the repository"; exit 1)
 	@echo "lint: ok"
 
 clean:
