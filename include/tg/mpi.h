@@ -1,5 +1,5 @@
 /* mpi.h -- what the MPI rules (src/rules/mpi.c) know of an MPIJob that other rule families use:
- * the slots of the hostfile the operator writes (api-facts 2.8; docs/references.md
+ * the slots of the hostfile the operator writes (docs/references.md#ref-mpi-slots-np,
  * #ref-mpi-launcher-container). */
 #ifndef TG_MPI_H
 #define TG_MPI_H

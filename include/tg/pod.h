@@ -7,8 +7,8 @@
  *   the path arguments; ev may be NULL (then nothing is reported). Everything returned that is a
  *   json_t or a string is borrowed from the object being evaluated.
  * - Resource names are read from `resources.limits` and `resources.requests` of a container. A
- *   limit, when present, is the count (core validation makes the request equal to it, api-facts
- *   1.16); otherwise the request.
+ *   limit, when present, is the count (core validation makes the request equal to it:
+ *   docs/references.md#ref-k8s-noncommit-resources); otherwise the request.
  * - Counts are "non-negative integer quantities": "4", 4, 4.0, "1k" are counts; "$EFA_PER_NODE",
  *   1.5, "500m", -1, null, true are not. */
 #ifndef TG_POD_H
@@ -29,7 +29,8 @@ struct tg_eval;
 #define TG_RES_NEURON "aws.amazon.com/neuron"
 #define TG_RES_HUGEPAGES_2MI "hugepages-2Mi"
 
-/* Node label keys of the instance type: the stable key and its deprecated alias (api-facts 5.7). */
+/* Node label keys of the instance type: the stable key and its deprecated alias
+ * (docs/references.md#ref-k8s-instance-type-labels). */
 extern const char *const tg_instance_type_labels[];
 extern const size_t tg_instance_type_label_count;
 

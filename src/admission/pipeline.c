@@ -9,7 +9,8 @@
 #include "tg/pipeline.h"
 #include "tg/ratchet.h"
 
-/* Kubernetes warnings: 256 runes each before the apiserver truncates (api-facts section 1.7). */
+/* Kubernetes warnings: 256 runes each before the apiserver truncates
+ * (docs/references.md#ref-admission-warning-limits). */
 #define TG_WARNING_RUNES 256
 
 static int run_table(struct tg_eval *ev, const struct tg_validator *tab, size_t n)

@@ -6,9 +6,10 @@
 #include "tg/jsonw.h"
 #include "tg/response.h"
 
-/* kube-apiserver checks (api-facts 1.5): uid echoed, same apiVersion and kind AdmissionReview,
- * patch and patchType together and only from a mutating webhook. Written by hand with the
- * compact writer: json_dumps of this small object cost more than the rules. */
+/* kube-apiserver checks (docs/references.md#ref-admission-response-checks): uid echoed, same
+ * apiVersion and kind AdmissionReview, patch and patchType together and only from a mutating
+ * webhook. Written by hand with the compact writer: json_dumps of this small object cost more than
+ * the rules. */
 char *tg_response_encode(const struct tg_review *rv, const struct tg_result *res, bool mutating,
                          size_t *len)
 {

@@ -1,5 +1,6 @@
 /* patch.c -- RFC 6902 JSON Patch: build ops, encode them, and apply them as kube-apiserver does
- * (gopkg.in/evanphx/json-patch.v4, api-facts section 1.14: add needs an existing parent). */
+ * (gopkg.in/evanphx/json-patch.v4, add needs an existing parent:
+ * docs/references.md#ref-jsonpatch-add-parent). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -151,7 +151,7 @@ static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     long long n;
     int got = tg_get_int(ev, rs, &rp, "replicas", &n);
     t->replicas_set = got != 0;
-    /* Operator defaults (api-facts 2.5): Launcher 1, Worker 0. */
+    /* Operator defaults (docs/references.md#ref-mpi-replica-defaults): Launcher 1, Worker 0. */
     t->replicas = got == 1 ? n : got == 0 ? (launcher ? 1 : 0) : -1;
     int rc = tg_template_read(ev, t, rs, &rp, "template");
     if (rc == 0)
@@ -175,7 +175,8 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
         m->slots_per_worker = n;
     else if (got < 0)
         m->slots_per_worker = -1;
-    /* kubeflow.org/v1 (training-operator) has no runLauncherAsWorker (api-facts 2.10): ignored. */
+    /* kubeflow.org/v1 (training-operator) has no runLauncherAsWorker: ignored
+     * (docs/references.md#ref-trainingop-mpijob-fields). */
     if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
         m->run_launcher_as_worker = b;
     const char *impl = tg_get_string(ev, spec, sp, "mpiImplementation");
@@ -239,7 +240,8 @@ static int decode_nodeset(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     t->spec = tg_get_object(ev, tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
     if (ns->slurmd) {
-        /* api-facts 3.5: spec.slurmd becomes the container named slurmd. */
+        /* spec.slurmd becomes the container named slurmd
+         * (docs/references.md#ref-slinky-slurmd-container). */
         struct tg_path cp;
         tg_path_key(&cp, sp, "slurmd");
         if (tg_template_add_container(t, ns->slurmd, &cp, false, "slurmd") < 0)

@@ -41,7 +41,8 @@
 
 /* Open MPI's environment form of `mpirun -x` (OMPI_MCA_<param>, param mca_base_env_list). */
 #define ENV_LIST_VAR "OMPI_MCA_mca_base_env_list"
-/* Kubernetes warnings are cut at 256 characters (api-facts 1.7); notes stay under that. */
+/* Kubernetes warnings are cut at 256 characters (docs/references.md#ref-admission-warning-limits);
+ * notes stay under that. */
 #define NOTE_MAX 256
 
 /* ---- notes --------------------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* efa.c -- the efa.* rules: EFA device requests, their quantities, environment and instance fit
- * (SPEC sections 4 and 9; api-facts 1.15, 1.16 and 5). */
+ * (SPEC sections 4 and 9; docs/references.md#ref-k8s-pod-request-defaults,
+ * #ref-k8s-noncommit-resources and #ref-efa). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

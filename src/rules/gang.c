@@ -12,8 +12,8 @@
  * refusing it keeps the sums below free of overflow. */
 #define GANG_COUNT_MAX 2147483647LL
 
-/* Members of a gang are pods, never nodes (api-facts 4.1: "members/tasks" of a PodGroup are pods;
- * one node may run several). */
+/* Members of a gang are pods, never nodes (docs/references.md#ref-volcano-podgroup-min-member:
+ * "members/tasks" of a PodGroup are pods; one node may run several). */
 
 static bool count_ok(long long v)
 {
@@ -33,10 +33,10 @@ static bool check_negative(struct tg_eval *ev, const char *field, const char *wh
 /* ---- MPIJob ------------------------------------------------------------------------------------
  * Members = Worker replicas + 1 launcher: the minMember the operator gives its PodGroup when
  * schedulingPolicy.minAvailable is unset (kubeflow/mpi-operator: pkg/controller/podgroup.go
- * calculateMinAvailable; api-facts 2.4, 2.9). With runLauncherAsWorker the launcher is still one
- * pod. Worker or Launcher replicas below 1 are mpi.replicas (the operator refuses them); a
- * negative one is also gang.negative (SPEC 4: "a negative minAvailable, minMember or replicas"),
- * and the gang size is then not compared. */
+ * calculateMinAvailable; docs/references.md#ref-mpi-min-available, #ref-mpi-gang-podgroup). With
+ * runLauncherAsWorker the launcher is still one pod. Worker or Launcher replicas below 1 are
+ * mpi.replicas (the operator refuses them); a negative one is also gang.negative (SPEC 4: "a
+ * negative minAvailable, minMember or replicas"), and the gang size is then not compared. */
 static void mpijob_negative_replicas(struct tg_eval *ev)
 {
     static const char *const roles[] = {"Launcher", "Worker"};
@@ -128,12 +128,12 @@ static void gang_pytorchjob(struct tg_eval *ev)
 }
 
 /* ---- Volcano Job -------------------------------------------------------------------------------
- * Members = the sum of task replicas (api-facts 4.2). Volcano's job webhook defaults a task's
- * minAvailable to its replicas and a job minAvailable of 0 (or unset) to the sum of the task
- * minimums (api-facts 4.3, volcano-sh/volcano: pkg/webhooks/admission/jobs/mutate/mutate_job.go);
- * the job PodGroup gets minMember = job minAvailable and minTaskMember = task minimums (4.6).
- * partitionPolicy minimums are not modelled: they can only hide a partial start, never invent
- * one. */
+ * Members = the sum of task replicas (docs/references.md#ref-volcano-job-min-available). Volcano's
+ * job webhook defaults a task's minAvailable to its replicas and a job minAvailable of 0 (or unset)
+ * to the sum of the task minimums (docs/references.md#ref-volcano-job-defaults, volcano-sh/volcano:
+ * pkg/webhooks/admission/jobs/mutate/mutate_job.go); the job PodGroup gets minMember = job
+ * minAvailable and minTaskMember = task minimums (#ref-volcano-job-podgroup). partitionPolicy
+ * minimums are not modelled: they can only hide a partial start, never invent one. */
 struct vc_totals {
     long long members;   /* sum of task replicas */
     long long task_min;  /* sum of task minimums after the webhook defaults */
@@ -302,9 +302,10 @@ static void gang_podgroup(struct tg_eval *ev)
 
 /* ---- Pod ---------------------------------------------------------------------------------------
  * A Pod joins a PodGroup with the annotation scheduling.k8s.io/group-name, which only a Volcano
- * scheduler reads (api-facts 4.6; volcano-sh/volcano: pkg/scheduler/api/job_info.go getJobID).
- * The newer scheduling.volcano.sh/group-name also names a group (getJobID ignores it, but it shows
- * the same intent), so either one makes the Pod a gang member here. */
+ * scheduler reads (docs/references.md#ref-volcano-group-annotation; volcano-sh/volcano:
+ * pkg/scheduler/api/job_info.go getJobID). The newer scheduling.volcano.sh/group-name also names a
+ * group (getJobID ignores it, but it shows the same intent), so either one makes the Pod a gang
+ * member here. */
 static bool is_volcano_scheduler(const struct tg_policy *p, const char *name)
 {
     if (!p || p->nvolcano == 0)

@@ -1,10 +1,11 @@
 /* mpi.c -- the mpi.* rules: launcher -np against slots, slots against GPUs, env the ranks never
  * see, and the mpi-operator's own validation run at admission. */
 /*
- * Sources: api-facts 2.5-2.8 and 2.10 (kubeflow/mpi-operator: pkg/apis/kubeflow/validation/
- * validation.go, pkg/controller/mpi_job_controller.go; kubeflow/training-operator:
- * pkg/apis/kubeflow.org/v1/mpi_validation.go); SPEC sections 4 and 9. The launcher command line
- * is read by src/launcher/ (include/tg/launch.h, mpirun.h), which cites the MPI documentation.
+ * Sources: docs/references.md#ref-mpi and #ref-trainingop (kubeflow/mpi-operator:
+ * pkg/apis/kubeflow/validation/validation.go, pkg/controller/mpi_job_controller.go;
+ * kubeflow/training-operator: pkg/apis/kubeflow.org/v1/mpi_validation.go); SPEC sections 4 and 9.
+ * The launcher command line is read by src/launcher/ (include/tg/launch.h, mpirun.h), which cites
+ * the MPI documentation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #include "tg/roles.h"
 
 #define RES_NEURONCORE "aws.amazon.com/neuroncore"
-/* The hostfile the operator mounts and points mpirun at (api-facts 2.7). */
+/* The hostfile the operator mounts and points mpirun at (docs/references.md#ref-mpi-hostfile). */
 #define OPERATOR_HOSTFILE "/etc/mpi/hostfile"
 /* A DNS-1035 label is at most 63 characters (RFC 1035; apimachinery IsDNS1035Label). */
 #define DNS1035_MAX 63
@@ -35,7 +36,7 @@ static const struct tg_container *main_container(const struct tg_template *t)
     return NULL;
 }
 
-/* ---- the operator's validation (api-facts 2.6) ----------------------------------------------- */
+/* ---- the operator's validation (docs/references.md#ref-mpi-validation) ---------------------- */
 
 /* A replica count as written: 1 and *v for a number (2.0 counts as 2), 0 when absent or null,
  * -1 for another type (the decoder reports that as object.invalid-field). */
@@ -70,8 +71,9 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
         return; /* a launcher-only MPIJob is valid (SPEC section 9) */
     int got = written_count(m->worker_spec, &n);
     if (got == 0 && !m->v1) {
-        /* v2beta1 defaults Worker replicas to 0, then requires >= 1 (api-facts 2.5, 2.6). The
-         * training-operator (v1) defaults a missing count to 1. */
+        /* v2beta1 defaults Worker replicas to 0, then requires >= 1
+         * (docs/references.md#ref-mpi-replica-defaults, #ref-mpi-validation). The training-operator
+         * (v1) defaults a missing count to 1. */
         tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Worker.replicas",
                   "missing: the operator defaults it to 0 and then refuses the job, which never "
                   "starts; set the number of workers (1 or more), or remove the Worker spec");
@@ -88,7 +90,8 @@ static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
     static const char *const roles[] = {"Launcher", "Worker"};
     json_t *specs[] = {m->launcher_spec, m->worker_spec};
     if (m->v1)
-        return; /* training-operator v1 accepts the common policies (api-facts 2.10) */
+        return; /* training-operator v1 accepts the common policies
+                   (docs/references.md#ref-trainingop-mpijob-validation) */
     for (size_t i = 0; i < 2; i++) {
         struct tg_path p;
         char field[TG_FIELD_MAX];
@@ -154,7 +157,7 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
               label, why);
 }
 
-/* ---- slots and the launcher command line (api-facts 2.8) ------------------------------------ */
+/* ---- slots and the launcher command line (docs/references.md#ref-mpi-slots-np) -------------- */
 
 static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct tg_mpi_slots *s)
 {

@@ -46,7 +46,8 @@ static bool check_kind_version(struct tg_eval *ev)
 }
 
 /* nodeset.controller-ref: the operator's webhook rejects an empty controllerRef.name
- * (internal/webhook/nodeset_webhook.go, api-facts 3.6); missing or non-object fails the same way.
+ * (internal/webhook/nodeset_webhook.go, docs/references.md#ref-slinky-webhook); missing or
+ * non-object fails the same way.
  */
 static void check_controller_ref(struct tg_eval *ev, json_t *spec, const struct tg_path *sp)
 {
@@ -84,9 +85,9 @@ static bool mode_known(const char *mode)
 }
 
 /* replicas: gang.negative below 0; nodeset.daemonset-replicas in DaemonSet mode, where the
- * operator ignores it (api-facts 3.3). The CRD defaults replicas to 1 before a webhook sees the
- * object, so there only a value other than 1 shows intent; `check` sees the manifest as written,
- * where any replicas in DaemonSet mode was written by someone. */
+ * operator ignores it (docs/references.md#ref-slinky-scaling-mode). The CRD defaults replicas to 1
+ * before a webhook sees the object, so there only a value other than 1 shows intent; `check` sees
+ * the manifest as written, where any replicas in DaemonSet mode was written by someone. */
 static void check_replicas(struct tg_eval *ev, const struct tg_path *sp)
 {
     const struct tg_nodeset *ns = &ev->wl->ns;
@@ -144,9 +145,10 @@ static void check_mode_fields(struct tg_eval *ev, json_t *spec, const struct tg_
 }
 
 /* nodeset.scaling-mode-change: the controller deletes every pod created under the other mode
- * (internal/controller/nodeset/nodeset_sync.go syncNodeSetPods, api-facts 3.3). A stored NodeSet
- * without scalingMode is StatefulSet (SPEC 9). oldObject is the stored object: its wrong types
- * are not the user's request, so they are not reported. */
+ * (internal/controller/nodeset/nodeset_sync.go syncNodeSetPods,
+ * docs/references.md#ref-slinky-scaling-mode-change). A stored NodeSet without scalingMode is
+ * StatefulSet (SPEC 9). oldObject is the stored object: its wrong types are not the user's request,
+ * so they are not reported. */
 static void check_mode_change(struct tg_eval *ev, const struct tg_path *sp)
 {
     const struct tg_workload *wl = ev->wl;

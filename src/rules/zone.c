@@ -1,8 +1,8 @@
 /* zone.c -- the zone.* rules: the pods of an EFA job must share one availability zone, because
- * EFA does not cross zones (SPEC sections 4, 9, 11 and 13; api-facts 5.6, 5.7). The scope is the
- * world (include/tg/workload.h): zone.missing, zone.multiple and zone.preferred-only need two or
- * more EFA pods in one world, zone.conflict compares the templates of one world, and a conflict
- * inside one template always counts. */
+ * EFA does not cross zones (SPEC sections 4, 9, 11 and 13; docs/references.md#ref-efa-same-az,
+ * #ref-k8s-zone-labels). The scope is the world (include/tg/workload.h): zone.missing,
+ * zone.multiple and zone.preferred-only need two or more EFA pods in one world, zone.conflict
+ * compares the templates of one world, and a conflict inside one template always counts. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,8 @@
 
 #include "tg/route.h"
 
-/* Webhook port: what kube-apiserver calls (api-facts 1.9: POST, application/json). */
+/* Webhook port: what kube-apiserver calls (POST, application/json:
+ * docs/references.md#ref-admission-webhook-call). */
 const struct tg_route tg_webhook_routes[] = {
     {"/validate", "POST", TG_HANDLER_VALIDATE},
     {"/mutate", "POST", TG_HANDLER_MUTATE},

@@ -37,26 +37,20 @@ trap 'rm -rf "$tmp"' EXIT
 "$gen" match-conditions mutate json >"$tmp/mutate.json" || exit 1
 
 # Inputs: every YAML file under tests/fixtures (case files and manifests; policy files hold no
-# object and are skipped by the judge), the test's own cases, and the corpus: the manifests
-# copied into tests/corpus/ when there are any, else ../shared/corpus beside the repository.
+# object and are skipped by the judge), the test's own cases, and the published manifests copied
+# into tests/corpus/<owner>__<repo>/ (none there is a failure: the test reads only the repository).
 cd "$root/tests" || exit 1
 inputs=()
 while IFS= read -r -d '' f; do inputs+=("$f"); done < <(
     find fixtures cel -path fixtures/policy -prune -o -path cel/node_modules -prune -o \
         \( -name '*.yaml' -o -name '*.yml' \) -type f -print0 | sort -z)
-corpus=""
-if [ -n "$(find corpus -mindepth 2 \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) \
-    -print -quit 2>/dev/null)" ]; then
-    corpus="corpus"
-elif [ -d "$root/../shared/corpus" ]; then
-    corpus="$root/../shared/corpus"
-fi
-if [ -n "$corpus" ]; then
-    while IFS= read -r -d '' f; do inputs+=("$f"); done < <(
-        find "$corpus" -mindepth 2 \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) \
-            -type f -print0 | sort -z)
-else
-    echo "prefilter: no corpus (tests/corpus or ../shared/corpus): fixtures only"
+ncorpus=0
+while IFS= read -r -d '' f; do inputs+=("$f"); ncorpus=$((ncorpus + 1)); done < <(
+    find corpus -mindepth 2 -path corpus/LICENSES -prune -o \
+        \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -type f -print0 | sort -z)
+if [ "$ncorpus" -eq 0 ]; then
+    echo "prefilter: no manifests under tests/corpus/<owner>__<repo>/" >&2
+    exit 1
 fi
 
 if ! "$judge" "${inputs[@]}" >"$tmp/judged.jsonl" 2>"$tmp/judge.err"; then

@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# run.sh -- every file of the shared manifest corpus, and of the published manifests copied into
-# this directory (tests/corpus/<owner>__<repo>/, sources in SOURCES-new.md), through `trainguard
-# check`: no crash, and a summary (documents, kinds, findings per rule, parse errors) that must
-# match golden.txt. The copies here are listed as "tests/corpus/<owner>__<repo>/<file>".
+# run.sh -- every published manifest copied into this directory (tests/corpus/<owner>__<repo>/,
+# sources and licenses in SOURCES.md) through `trainguard check`: no crash, and a summary
+# (documents, kinds, findings per rule, parse errors) that must match golden.txt, where each file is
+# listed as "tests/corpus/<owner>__<repo>/<file>". First, every file must have its row in
+# SOURCES.md (same git blob, an allowed license) and every directory its NOTICE.
 #
 #   TG_BIN=build/trainguard bash tests/corpus/run.sh        compare with the golden file
 #   TG_UPDATE_GOLDEN=1 TG_BIN=... bash tests/corpus/run.sh  rewrite it (review the diff!)
 #
-# The corpus lives next to the repository (../shared/corpus from the repo root); without it the
-# test is skipped. The summary is read from `check --output json` (the trainguard.dev/v1
+# The test reads nothing outside the repository, and a missing or empty corpus is a failure. The
+# summary is read from `check --output json` (the trainguard.dev/v1
 # CheckReport, docs/check.md), and every report, in every output format, is validated against its
 # schema at the end (tests/schemas/validate.py).
 set -u
 export LC_ALL=C   # file order and sorted counts must not depend on the locale
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-corpus="$root/../shared/corpus"
 golden="$here/golden.txt"
 bin="${TG_BIN:-$root/build/trainguard}"
 
-if [ ! -d "$corpus" ]; then
-    echo "corpus: $corpus not found; skipped"
-    exit 0
+# The manifests: <owner>__<repo>/<file>, one level below this directory.
+files=()
+while IFS= read -r -d '' f; do files+=("$f"); done < <(
+    find "$here" -mindepth 2 -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) \
+        -not -path "$here/LICENSES/*" -print0 | sort -z)
+if [ "${#files[@]}" -eq 0 ]; then
+    echo "corpus: no manifests under $here/<owner>__<repo>/ (is the checkout complete?)" >&2
+    exit 1
+fi
+if ! python3 "$here/sources.py" "$here"; then
+    echo "corpus: FAILED (SOURCES.md, NOTICE or LICENSES out of step with the files)" >&2
+    exit 1
 fi
 if [ ! -x "$bin" ]; then
     echo "corpus: $bin is not an executable (set TG_BIN)" >&2
@@ -36,11 +45,8 @@ summary="$tmp/summary.txt"
 
 n=0
 mkdir -p "$tmp/reports/checkreport" "$tmp/reports/sarif" "$tmp/reports/junit" "$tmp/reports/policyreport"
-while IFS= read -r -d '' f; do
-    case $f in
-        "$here"/*) rel="tests/corpus/${f#"$here"/}" ;;
-        *) rel="${f#"$corpus"/}" ;;
-    esac
+for f in "${files[@]}"; do
+    rel="tests/corpus/${f#"$here"/}"
     n=$((n + 1))
     # 1. JSON report (the summary comes from it).
     timeout 60 "$bin" check --output json "$f" > "$tmp/reports/checkreport/$n.json" 2> "$tmp/err.txt"
@@ -93,9 +99,7 @@ while IFS= read -r -d '' f; do
         echo "== $rel"
         python3 "$here/summarize.py" "$rc" < "$tmp/reports/checkreport/$n.json" || echo "(no report)"
     } >> "$summary"
-done < <({ find "$corpus" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -print0
-          find "$here" -mindepth 2 -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) -print0; } |
-         sort -z)
+done
 
 # Every report of every format against its published schema (one validator run per format).
 for fmt in checkreport sarif junit policyreport; do

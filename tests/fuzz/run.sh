@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: builds every tests/fuzz/fuzz_*.c with clang's libFuzzer, ASan and UBSan, and runs each
-# for FUZZ_SECONDS (default 60), seeded from the test fixtures and ../shared/corpus. A crash stops
-# the run with the reproducer path; keep it as a regression case (tests/fuzz/regressions/<target>/).
+# for FUZZ_SECONDS (default 60), seeded from the test fixtures and tests/corpus. A crash stops the
+# run with the reproducer path; keep it as a regression case (tests/fuzz/regressions/<target>/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
@@ -14,14 +14,14 @@ make --no-print-directory BUILD=$BUILD CC="$CC" OPT="-O1 -g -fno-omit-frame-poin
     EXTRA_CFLAGS="$SAN -fsanitize=fuzzer-no-link" $BUILD/libtg.a >/dev/null
 CFLAGS="-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -O1 -g $SAN $(pkg-config --cflags jansson)"
 LIBS="$(pkg-config --libs libmicrohttpd jansson yaml-0.1 openssl gnutls) -lm -pthread"
-shared=../shared/corpus
 seed_dir() { # target -> directory of seeds
     local t=$1 d=$BUILD/seeds/$1
     rm -rf "$d"; mkdir -p "$d"
     case $t in
         review|reader) cp tests/fixtures/reviews/*.request.json "$d"/ 2>/dev/null || true ;;
         yaml) cp tests/fixtures/*/*.yaml "$d"/ 2>/dev/null || true
-              [ -d $shared ] && find $shared -name '*.yaml' -exec cp {} "$d"/ \; || true ;;
+              find tests/corpus -mindepth 2 -path tests/corpus/LICENSES -prune -o -name '*.yaml' \
+                  -exec sh -c 'for f; do cp "$f" "$0/$(echo "${f#tests/corpus/}" | tr / _)"; done' "$d" {} + ;;
         policy) cp src/policy/*.embed.yaml tests/fixtures/policy/*.yaml "$d"/ 2>/dev/null || true ;;
         launcher) printf 'mpirun -np 16 -N 8 -x FI_PROVIDER=efa all_reduce_perf' > "$d/a"
                   printf 'NP=$((2*8)); mpirun --oversubscribe -np $NP --map-by ppr:8:node ./t' > "$d/b" ;;

@@ -496,7 +496,9 @@ fi
 # tests/fixtures/reviews/<endpoint>-<mode>-<case>.request.json must give .response.json
 # ({"status": N, "body": ...}) over HTTPS too: what the unit tests check is what is served.
 GOLDEN="$HERE/../fixtures/reviews"
-if command -v jq >/dev/null 2>&1 && ls "$GOLDEN"/*.request.json >/dev/null 2>&1; then
+if ! ls "$GOLDEN"/*.request.json >/dev/null 2>&1; then
+    not_ok "golden reviews over HTTPS: no $GOLDEN/*.request.json"
+elif command -v jq >/dev/null 2>&1; then
     declare -A MODE_PORT
     for mode in enforce warn audit; do
         start_server "golden-$mode" --tls-cert-file "$C/tls.crt" --tls-private-key-file "$C/tls.key" \
@@ -526,7 +528,7 @@ if command -v jq >/dev/null 2>&1 && ls "$GOLDEN"/*.request.json >/dev/null 2>&1;
     [ "$gfail" -eq 0 ] && ok "all $gcount golden reviews give their golden answer over HTTPS"
     for p in $GOLDEN_PIDS; do kill -TERM "$p"; wait "$p"; done
 else
-    echo "skip - golden reviews over HTTPS (needs jq and tests/fixtures/reviews)"
+    echo "skip - golden reviews over HTTPS (needs jq: Debian package jq, make deps-test)"
 fi
 
 # ---- IPv6 ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* cases.c -- runs the YAML case files of tests/fixtures/<family>/cases.yaml through the real
  * review decoder and pipeline, and checks findings, verdicts and patches. */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,16 +53,30 @@ json_t *tg_test_load(const char *file)
     return v;
 }
 
-/* Document `doc` of a multi-document file. */
-static json_t *load_doc(const char *file, size_t doc)
+/* objectFile: a path relative to tests/ that stays inside the repository (the copies of published
+ * manifests are under corpus/, docs/testing.md). */
+static bool inside_repo(const char *file)
+{
+    if (file[0] == '/' || !strncmp(file, "../", 3) || strstr(file, "/../"))
+        return false;
+    size_t n = strlen(file);
+    return !(n >= 3 && !strcmp(file + n - 3, "/.."));
+}
+
+/* Document `doc` of a multi-document file; a missing file fails the case. */
+static json_t *load_doc(const char *case_name, const char *file, size_t doc)
 {
     char err[256];
     size_t len, seen = 0;
     struct tg_yaml_docs docs;
     json_t *out = NULL;
+    ck_assert_msg(inside_repo(file),
+                  "%s: objectFile %s must be a path under tests/ without \"..\" (copy the manifest "
+                  "into tests/corpus/, see docs/testing.md)",
+                  case_name, file);
     char *text = tg_read_file(file, 16u << 20, &len, err, sizeof(err));
     if (!text)
-        ck_abort_msg("%s: %s", file, err);
+        ck_abort_msg("%s: objectFile tests/%s: %s", case_name, file, err);
     ck_assert_int_eq(tg_yaml_parse_stream(text, len, &docs), 0);
     free(text);
     for (size_t i = 0; i < docs.n; i++) {
@@ -74,7 +89,9 @@ static json_t *load_doc(const char *file, size_t doc)
     }
     tg_yaml_docs_release(&docs);
     if (!out)
-        ck_abort_msg("%s: no document %zu", file, doc);
+        ck_abort_msg("%s: objectFile tests/%s has no document %zu (objectDoc counts non-empty "
+                     "documents from 0)",
+                     case_name, file, doc);
     return out;
 }
 
@@ -485,7 +502,7 @@ static void run_one(json_t *root, json_t *c)
         name = "(unnamed case)";
     if (file) {
         json_int_t doc = json_integer_value(json_object_get(c, "objectDoc"));
-        obj = load_doc(file, (size_t)doc);
+        obj = load_doc(name, file, (size_t)doc);
     } else {
         ck_assert_msg(json_is_object(obj), "%s: no object", name);
         obj = json_incref(obj);

@@ -3,6 +3,7 @@
  * TG_UPDATE_GOLDEN=1 rewrites the responses (review the diff before committing). */
 #include <check.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #define MAX_GOLDEN 256
 
 static char *names[MAX_GOLDEN];
-static size_t nnames;
+static size_t nnames, nfound; /* nfound: request files seen, even past MAX_GOLDEN */
+static bool dir_missing;
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -25,12 +27,17 @@ static void collect(void)
 {
     DIR *d = opendir(DIR_REVIEWS);
     struct dirent *e;
-    if (!d)
+    if (!d) {
+        dir_missing = true; /* reported by golden_present, inside a test */
         return;
-    while ((e = readdir(d)) && nnames < MAX_GOLDEN) {
+    }
+    while ((e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        if (n > 13 && !strcmp(e->d_name + n - 13, ".request.json"))
+        if (n <= 13 || strcmp(e->d_name + n - 13, ".request.json"))
+            continue;
+        if (nnames < MAX_GOLDEN)
             names[nnames++] = strndup(e->d_name, n - 13);
+        nfound++;
     }
     closedir(d);
     qsort(names, nnames, sizeof(names[0]), cmp_str);
@@ -87,6 +94,17 @@ START_TEST(golden_review)
 }
 END_TEST
 
+/* The golden pairs are there and all of them run: no directory or no pair is a failure, never a
+ * suite of zero tests. */
+START_TEST(golden_present)
+{
+    ck_assert_msg(!dir_missing, "tests/" DIR_REVIEWS " not found (unit tests run from tests/)");
+    ck_assert_msg(nnames > 0, "no *.request.json in tests/" DIR_REVIEWS);
+    ck_assert_msg(nfound == nnames, "%zu golden requests, only %d run: raise MAX_GOLDEN", nfound,
+                  MAX_GOLDEN);
+}
+END_TEST
+
 static void free_names(void)
 {
     for (size_t i = 0; i < nnames; i++)
@@ -102,6 +120,7 @@ Suite *tg_test_golden_suite(void)
         collect();
         atexit(free_names);
     }
+    tcase_add_test(tc, golden_present);
     tcase_add_loop_test(tc, golden_review, 0, (int)nnames);
     suite_add_tcase(s, tc);
     return s;

@@ -44,7 +44,7 @@ struct pcase {
 #define OMPI "OpenMPI"
 
 static const struct pcase cases[] = {
-    /* ---- the shared corpus (../shared/corpus), as written there ---- */
+    /* ---- the corpus (tests/corpus), as written there ---- */
     {.name = "corpus mpi-operator v2beta1 pi: command mpirun, args -n 2",
      .cmd = {"mpirun", "-n", "2", "/home/mpiuser/pi"},
      .split = 1,
