@@ -12,6 +12,10 @@ static const char *const files[] = {
     "fixtures/upstream/volcano.yaml",        "fixtures/upstream/trainer-mpi.yaml",
     "fixtures/upstream/slurm-operator.yaml", "fixtures/upstream/aws.yaml",
     "fixtures/upstream/launchers.yaml",
+    /* round 2 (a second author again, from the same sources): */
+    "fixtures/upstream/mpi-operator-objects.yaml",
+    "fixtures/upstream/training-operator-ranks.yaml",
+    "fixtures/upstream/volcano-mpi-plugin.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
