@@ -16,6 +16,8 @@ static const char *const files[] = {
     "fixtures/upstream/mpi-operator-objects.yaml",
     "fixtures/upstream/training-operator-ranks.yaml",
     "fixtures/upstream/volcano-mpi-plugin.yaml",
+    "fixtures/upstream/launcher-jobs.yaml",
+    "fixtures/upstream/efa-pods.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
