@@ -18,6 +18,7 @@ static const char *const files[] = {
     "fixtures/upstream/volcano-mpi-plugin.yaml",
     "fixtures/upstream/launcher-jobs.yaml",
     "fixtures/upstream/efa-pods.yaml",
+    "fixtures/upstream/mpi-script-ranks.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
