@@ -19,6 +19,7 @@ static const char *const files[] = {
     "fixtures/upstream/launcher-jobs.yaml",
     "fixtures/upstream/efa-pods.yaml",
     "fixtures/upstream/mpi-script-ranks.yaml",
+    "fixtures/upstream/slurm-nodeset-pods.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
