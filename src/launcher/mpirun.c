@@ -713,7 +713,7 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
      * implementation) */
     if (impl == TG_MPI_OPENMPI && strcmp(b, "mpiexec.hydra") == 0)
         impl = strstr(argv[0].text, "intel") || strstr(argv[0].text, "oneapi") ? TG_MPI_INTEL
-                                                                                : TG_MPI_MPICH;
+                                                                               : TG_MPI_MPICH;
     run->impl = impl;
     run->forward_all = run->horovod;
     const struct opt *tab = run->horovod             ? horovod_opts
