@@ -23,6 +23,7 @@ static const char *const files[] = {
     "fixtures/upstream/efa-pods.yaml",
     "fixtures/upstream/mpi-script-ranks.yaml",
     "fixtures/upstream/slurm-nodeset-pods.yaml",
+    "fixtures/upstream/trainer-jobsets.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
