@@ -78,7 +78,8 @@ struct tg_mpirun {
                                         runs (0: none seen) */
     long long rank_procs;            /* processes each rank starts: the --nproc_per_node of a
                                         per-node launcher (torchrun) the ranks run; 1 when the
-                                        program is not one, 0 when unknown (gpu, auto, unread) */
+                                        program is not one, 0 when unknown (gpu, auto, unread,
+                                        or a shell script, which may start one) */
 };
 
 /* Reads the launcher words that start at argv[0] (the launcher itself) into run (which it

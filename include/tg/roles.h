@@ -33,7 +33,9 @@ enum tg_mpi_impl tg_workload_mpi_impl(const struct tg_workload *wl);
  * launcher / K_MPI_JOB_ROLE, training-operator replica-type launcher or its kubexec rsh agent,
  * Volcano's MPI_HOST, Kubeflow Trainer's launcher container) or whose mpirun, mpiexec, horovodrun
  * or hydra line names other hosts (-H, --host, --hostfile, -f, or a hostfile from the env).
- * Returns 1 yes, 0 no, or -ENOMEM. */
+ * Other kinds: a coordinator role (Ray head, LWS leader, Trainer launcher or initializer, RayJob
+ * submitter), or a template judged like a Pod (mpi-operator's launcher batch Job), without
+ * devices. Returns 1 yes, 0 no, or -ENOMEM. */
 int tg_template_launcher_only(struct tg_eval *ev, const struct tg_template *t);
 
 /* Does the template's pod hold the given kind of accelerator or EFA (any container)? */

@@ -51,14 +51,33 @@ static int append_run(struct tg_launch *l, struct tg_mpirun *run)
     return 0;
 }
 
+/* Is word a shell or a shell script file (sh, bash, dash, *.sh)? */
+static bool runs_script(const char *word)
+{
+    const char *b = strrchr(word, '/');
+    size_t n;
+    b = b ? b + 1 : word;
+    n = strlen(b);
+    return !strcmp(b, "sh") || !strcmp(b, "bash") || !strcmp(b, "dash") ||
+           (n > 3 && !strcmp(b + n - 3, ".sh"));
+}
+
 /* The processes each rank of run starts: a rank that runs torchrun (`mpirun -N 1 torchrun
- * --nproc_per_node 8 train.py`) starts its --nproc_per_node; any other program is one process. */
+ * --nproc_per_node 8 train.py`) starts its --nproc_per_node; a rank that runs a shell script is
+ * unknown (0): such a script is often the per-node launcher (AWS's aws-efa-eks Megatron and
+ * fairseq examples start `python -m torch.distributed.launch --nproc_per_node $GPUS_PER_NODE`
+ * from train.sh, one rank per node); any other program is one process. */
 static int rank_processes(const struct tg_sh_cmd *cmd, struct tg_mpirun *run)
 {
     struct tg_torchrun tr;
     struct tg_sh_cmd sub = *cmd;
     long long n;
     run->rank_procs = 1;
+    if (run->program && run->program < cmd->nwords && cmd->words[run->program].resolved &&
+        runs_script(cmd->words[run->program].text)) {
+        run->rank_procs = 0;
+        return 0;
+    }
     if (!run->program || run->program >= cmd->nwords || !cmd->words[run->program].resolved ||
         !tg_launcher_is_torch(cmd->words[run->program].text))
         return 0;

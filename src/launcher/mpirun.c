@@ -708,6 +708,12 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
     b = b ? b + 1 : argv[0].text;
     snprintf(run->launcher, sizeof(run->launcher), "%s", b);
     run->horovod = strcmp(b, "horovodrun") == 0;
+    /* mpiexec.hydra is hydra's own name (MPICH and Intel MPI install it; Open MPI does not): read
+     * with hydra's grammar whatever the workload says (a Volcano task or a Pod names no
+     * implementation) */
+    if (impl == TG_MPI_OPENMPI && strcmp(b, "mpiexec.hydra") == 0)
+        impl = strstr(argv[0].text, "intel") || strstr(argv[0].text, "oneapi") ? TG_MPI_INTEL
+                                                                               : TG_MPI_MPICH;
     run->impl = impl;
     run->forward_all = run->horovod;
     const struct opt *tab = run->horovod             ? horovod_opts

@@ -277,6 +277,23 @@ static bool sets_env_list(const char *s, void *ctx)
     return strstr(s, "mca_base_env_list") != NULL;
 }
 
+/* The field of the command or args item that holds the first launch of l (or its script), for
+ * the notes: "command" when no launch was read. */
+static const char *launch_field(const struct tg_container *k, const struct tg_launch *l, char *buf,
+                                size_t len)
+{
+    json_t *cmd = json_object_get(k->c, "command");
+    size_t ncmd = json_is_array(cmd) ? json_array_size(cmd) : 0;
+    struct tg_path p;
+    if (!l || l->nruns == 0)
+        return tg_path_sub(buf, len, &k->path, "command");
+    size_t item = l->runs[0].argv_index;
+    tg_path_key(&p, &k->path, item < ncmd ? "command" : "args");
+    tg_path_index(&p, &p, item < ncmd ? item : item - ncmd);
+    snprintf(buf, len, "%s", p.field);
+    return buf;
+}
+
 /* Does any run pass env on its own command line (-x, --mca mca_base_env_list, -genv)? */
 static bool cmdline_forwarding(const struct tg_launch *l)
 {
@@ -314,20 +331,26 @@ static bool hydra_like(const struct tg_launch *l)
 }
 
 /* Joins "NAME=value" of items with sep into buf; false when it does not fit. */
-static bool join_items(json_t *items, const char *prefix, const char *sep, char *buf, size_t len)
+static bool join_pairs(json_t *items, const char *prefix, const char *sep, const char *kv,
+                       char *buf, size_t len)
 {
     size_t i, at = 0;
     json_t *it;
     buf[0] = '\0';
     json_array_foreach (items, i, it) {
-        int n = snprintf(buf + at, len - at, "%s%s%s=%s", i ? sep : "", prefix,
-                         json_string_value(json_object_get(it, "name")),
+        int n = snprintf(buf + at, len - at, "%s%s%s%s%s", i ? sep : "", prefix,
+                         json_string_value(json_object_get(it, "name")), kv,
                          json_string_value(json_object_get(it, "value")));
         if (n < 0 || (size_t)n >= len - at)
             return false;
         at += (size_t)n;
     }
     return true;
+}
+
+static bool join_items(json_t *items, const char *prefix, const char *sep, char *buf, size_t len)
+{
+    return join_pairs(items, prefix, sep, "=", buf, len);
 }
 
 /* The launcher template of an MPI workload (MPIJob Launcher; the Volcano task that runs mpirun). */
@@ -447,7 +470,7 @@ static int ssh_forwarding(struct tg_eval *ev, const struct tg_container *k,
                  ENV_LIST_VAR, buf);
         return 0;
     }
-    tg_path_sub(field, sizeof(field), &k->path, "command");
+    launch_field(k, l, field, sizeof(field));
     if (tg_command_find(k->c, sets_env_list, NULL)) {
         if (join_items(items, "", ";", buf, sizeof(buf)))
             note(ev, field,
@@ -488,8 +511,10 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k,
     char field[TG_PATH_MAX + 16], buf[512];
     for (size_t i = 0; i < l->nruns; i++) {
         if (l->runs[i].forward_none) {
-            if (join_items(items, "-genv ", " ", buf, sizeof(buf)))
-                note(ev, tg_path_sub(field, sizeof(field), &k->path, "command"),
+            /* hydra's -genv takes the name and the value as two words (Intel MPI Developer
+             * Reference "Global Hydra Options"; MPICH mpiexec -genv NAME VALUE) */
+            if (join_pairs(items, "-genv ", " ", " ", buf, sizeof(buf)))
+                note(ev, launch_field(k, l, field, sizeof(field)),
                      "-genvnone stops the launcher's env from reaching the ranks; add %s", buf);
             return 0;
         }

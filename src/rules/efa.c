@@ -300,6 +300,17 @@ static bool efa_field(const struct tg_template *t, struct tg_path *out)
     return false;
 }
 
+/* The EFA count of the container efa_field names (0 when none). */
+static long long first_efa_count(const struct tg_template *t)
+{
+    for (size_t i = 0; i < t->ncontainers; i++) {
+        long long n;
+        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1)
+            return n;
+    }
+    return 0;
+}
+
 /* Reports an unusable GPU or Neuron count (read for efa.below-instance) as object.invalid-field. */
 static void check_device_values(struct tg_eval *ev, const struct tg_template *t, const char *name)
 {
@@ -432,10 +443,14 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
                       "scheduled; pin an instance type with EFA or remove the request",
                       least, efa, pin.values[0]);
         else if (pin.n == 1)
+            /* the count at field is one container's; the pod's sum may hold a native sidecar's */
             tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, but %s has %d: the pod can never be "
-                      "scheduled; request at most %d",
-                      least, efa, pin.values[0], have, have);
+                      "scheduled; request at most %d%s",
+                      least, efa, pin.values[0], have, have,
+                      first_efa_count(t) < efa
+                          ? " for the whole pod (containers and native sidecars together)"
+                          : "");
         else
             tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
                       "%s%lld EFA interfaces per pod, more than any pinned instance type has "

@@ -456,7 +456,7 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
     char names[200] = "", fix[200] = "";
     size_t missing = 0, i;
     json_t *e;
-    bool openmpi = false;
+    bool openmpi = false, valued = true;
     if (!json_is_array(env) || l->nruns == 0)
         return; /* no launch seen: how ranks start is unknown */
     for (size_t k = 0; k < l->nruns; k++)
@@ -473,9 +473,16 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
         if (dup)
             continue;
         if (missing < 2) {
+            /* -x NAME=value with the worker's own value: right whether or not the launcher
+             * already has -x NAME (which forwards the launcher's env, not the worker's) */
+            char vbuf[TG_ENV_VALUE_MAX];
+            const char *v = tg_env_get(wc->c, name, vbuf, sizeof(vbuf), NULL);
+            bool plain = v && *v && strlen(v) <= 40 && !strpbrk(v, " \t'\"$;");
             size_t a = strlen(names), b = strlen(fix);
             snprintf(names + a, sizeof(names) - a, "%s%.40s", missing ? ", " : "", name);
-            snprintf(fix + b, sizeof(fix) - b, "%s-x %.40s", missing ? " " : "", name);
+            snprintf(fix + b, sizeof(fix) - b, "%s-x %.40s%s%s", missing ? " " : "", name,
+                     plain ? "=" : "", plain ? v : "");
+            valued &= plain;
         }
         missing++;
     }
@@ -494,6 +501,11 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
                   "%s%s: set only on workers, never seen by ranks (fresh sshd env); list in "
                   "the launcher's OMPI_MCA_mca_base_env_list",
                   names, more);
+    else if (openmpi && valued)
+        tg_report(ev, TG_RULE_MPI_ENV_NOT_FORWARDED, field,
+                  "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "
+                  "add %s to the launcher's mpirun",
+                  names, more, fix);
     else if (openmpi)
         tg_report(ev, TG_RULE_MPI_ENV_NOT_FORWARDED, field,
                   "%s%s: set only on workers, never seen by ranks (sshd gives them a fresh env); "

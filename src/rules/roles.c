@@ -80,10 +80,10 @@ static int names_other_hosts(struct tg_eval *ev, const struct tg_template *t, bo
 {
     static const char *const hostfile_env[] = {
         "OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE", "HYDRA_HOST_FILE", "MPI_HOST"};
-    /* a Pod names no MPI implementation: read its lines with both grammars (mpiexec.hydra -f is
-     * hydra's hostfile option) */
+    /* only an MPIJob names its MPI implementation: read the lines of other kinds with both
+     * grammars (mpiexec.hydra -f is hydra's hostfile option) */
     static const enum tg_mpi_impl grammars[] = {TG_MPI_OPENMPI, TG_MPI_INTEL};
-    size_t ng = ev->wl->kind == TG_KIND_POD ? 2 : 1;
+    size_t ng = ev->wl->kind == TG_KIND_MPIJOB ? 1 : 2;
     *yes = false;
     for (size_t i = 0; i < t->ncontainers && !*yes; i++) {
         const struct tg_container *c = &t->containers[i];
@@ -179,7 +179,14 @@ int tg_template_launcher_only(struct tg_eval *ev, const struct tg_template *t)
         rc = names_other_hosts(ev, t, &yes);
         return rc < 0 ? rc : yes;
     default:
-        return coordinator_role(t) && !tg_template_has_devices(t);
+        /* a pod template of the other kinds is a launcher like a Pod is: mpi-operator's launcher
+         * batch Job carries the launcher Pod's labels and env in its template */
+        if (tg_template_has_devices(t))
+            return 0;
+        if (coordinator_role(t) || operator_launcher(t))
+            return 1;
+        rc = names_other_hosts(ev, t, &yes);
+        return rc < 0 ? rc : yes;
     }
 }
 

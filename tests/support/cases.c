@@ -541,6 +541,21 @@ static void run_one(json_t *root, json_t *c)
         ck_assert_msg(json_array_size(res.warnings) == (size_t)json_integer_value(warnings),
                       "%s: %zu warnings, expected %lld", name, json_array_size(res.warnings),
                       (long long)json_integer_value(warnings));
+    size_t wi;
+    json_t *part;
+    json_array_foreach (json_object_get(expect, "warningHas"), wi, part) {
+        /* a part of some warning line (a mutator note is "[mutate.efa-env] field: message") */
+        bool seen = false;
+        size_t k;
+        json_t *w;
+        json_array_foreach (res.warnings, k, w) {
+            seen |= strstr(json_string_value(w), json_string_value(part)) != NULL;
+        }
+        char *dump = json_dumps(res.warnings, JSON_COMPACT);
+        ck_assert_msg(seen, "%s: no warning has \"%s\": %s", name, json_string_value(part),
+                      dump ? dump : "");
+        free(dump);
+    }
     if (opts.mutate)
         check_patch(name, c, expect, pol, &opts, obj, &res);
     else

@@ -469,7 +469,8 @@ static const struct fwd_case fwd_cases[] = {
      "mpirun not fully readable", ADD_X, NULL, NULL},
     /* 9. -x inside an sh -c script, with quoting: exactly the docs/mutation.md example. */
     {"OpenMPI", "            command: [sh, -c, \"mpirun -x 'NCCL_DEBUG=INFO' -np 2 /app\"]\n", "",
-     "[mutate.efa-env] spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command: mpirun "
+     "[mutate.efa-env] spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command[2]: "
+     "mpirun "
      "uses -x, so OMPI_MCA_mca_base_env_list cannot be added (Open MPI refuses it together with "
      "-x); add -x FI_PROVIDER=efa -x FI_EFA_USE_DEVICE_RDMA=1",
      NULL, NULL, NULL},
@@ -523,7 +524,7 @@ static const struct fwd_case fwd_cases[] = {
     {"Intel", "            command: [mpirun, -n, '2', /app]\n", DEFAULTS, NULL, NULL, NULL, NULL},
     /* 18. MPICH -genvnone stops that; -genv NAME=value still reaches the ranks. */
     {"MPICH", "            command: [mpiexec, -genvnone, -n, '2', /app]\n", "", "-genvnone",
-     "add -genv FI_PROVIDER=efa -genv FI_EFA_USE_DEVICE_RDMA=1", NULL, NULL},
+     "add -genv FI_PROVIDER efa -genv FI_EFA_USE_DEVICE_RDMA 1", NULL, NULL},
     /* 19. -genvlist names every default: the user's forwarding, left alone. */
     {"MPICH",
      "            command: [mpiexec, -genvnone, -genvlist,"

@@ -8,10 +8,22 @@
 /* Issue 15 (launchers and rank hosts of every framework, /mutate and /validate agreeing, AWS's
  * published manifests). One TCase per file, so a failure names its family. */
 static const char *const files[] = {
-    "fixtures/upstream/mpi-operator.yaml",   "fixtures/upstream/training-operator.yaml",
-    "fixtures/upstream/volcano.yaml",        "fixtures/upstream/trainer-mpi.yaml",
-    "fixtures/upstream/slurm-operator.yaml", "fixtures/upstream/aws.yaml",
+    "fixtures/upstream/mpi-operator.yaml",
+    "fixtures/upstream/training-operator.yaml",
+    "fixtures/upstream/volcano.yaml",
+    "fixtures/upstream/trainer-mpi.yaml",
+    "fixtures/upstream/slurm-operator.yaml",
+    "fixtures/upstream/aws.yaml",
     "fixtures/upstream/launchers.yaml",
+    /* round 2 (a second author again, from the same sources): */
+    "fixtures/upstream/mpi-operator-objects.yaml",
+    "fixtures/upstream/training-operator-ranks.yaml",
+    "fixtures/upstream/volcano-mpi-plugin.yaml",
+    "fixtures/upstream/launcher-jobs.yaml",
+    "fixtures/upstream/efa-pods.yaml",
+    "fixtures/upstream/mpi-script-ranks.yaml",
+    "fixtures/upstream/slurm-nodeset-pods.yaml",
+    "fixtures/upstream/trainer-jobsets.yaml",
 };
 
 /* The parallel plan (issue 18): always run. */
