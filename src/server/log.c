@@ -296,15 +296,13 @@ static _Thread_local struct {
 } ts_cache = {-1, ""};
 
 /* The line of json_dumps(JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) on the
- * object the older code built, field for field, plus '\n'; out has decision_bound(d) bytes.
- * Returns the length. */
-static size_t format_decision(char *out, const struct tg_decision *d)
+ * object the older code built, field for field, plus '\n', stamped ts (CLOCK_REALTIME); out
+ * has decision_bound(d) bytes. Returns the length. */
+static size_t format_decision(char *out, const struct tg_decision *d, struct timespec ts)
 {
-    struct timespec ts;
     char *p = out;
     char num[24];
 
-    clock_gettime(CLOCK_REALTIME, &ts);
     if (ts.tv_sec != ts_cache.sec) {
         struct tm tm;
         gmtime_r(&ts.tv_sec, &tm);
@@ -353,11 +351,13 @@ static size_t format_decision(char *out, const struct tg_decision *d)
 char *tg_log_decision_format(const struct tg_decision *d)
 {
     char *s = malloc(decision_bound(d));
+    struct timespec ts;
     size_t n;
 
     if (!s)
         return NULL;
-    n = format_decision(s, d);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    n = format_decision(s, d, ts);
     s[n - 1] = '\0'; /* no trailing newline */
     return s;
 }
@@ -365,9 +365,11 @@ char *tg_log_decision_format(const struct tg_decision *d)
 /* ---- buffered decision lines --------------------------------------------------------------- */
 
 /* Each thread that logs decisions formats them into its own buffer; a flusher thread writes
- * every buffer to stderr within TG_LOG_FLUSH_MS of the first line put into an empty one, with
- * one write(2) per buffer. So a request costs no syscall and no lock anyone else holds, and a
- * busy server makes one write per thread per period, not one per request. */
+ * every buffer to stderr, one write(2) each, every TG_LOG_FLUSH_MS while there are lines. So a
+ * request costs no syscall, no wake-up and no lock anyone else holds, and a busy server makes
+ * one write per thread per period, not one per request. Only the first line after a quiet
+ * period wakes the flusher (it waits while it finds nothing); a worker writes its own buffer
+ * when its oldest line has waited twice the period (the flusher is starved). */
 #define TG_LOG_FLUSH_MS 4
 /* At 20,000 decisions a second on one thread (about 400 bytes each), 4 ms of lines are 32 KiB:
  * twice that means the worker itself rarely has to write when the flusher is late. */
@@ -376,6 +378,7 @@ char *tg_log_decision_format(const struct tg_decision *d)
 struct log_buf {
     pthread_mutex_t mu;
     size_t len;
+    long long first_ms; /* CLOCK_REALTIME of the oldest line in data, when len > 0 */
     struct log_buf *next;
     char data[TG_LOG_BUF_SIZE];
 };
@@ -386,7 +389,7 @@ static struct {
     pthread_t thread;
     _Atomic(struct log_buf *) head;
     atomic_bool active;
-    atomic_bool pending; /* a line went into a buffer since the flusher last looked */
+    atomic_bool armed; /* the flusher runs every period (else it waits for a signal) */
     bool stopping;
     atomic_uint generation; /* bumped by stop: threads then take a new buffer */
     bool atexit_done;
@@ -445,20 +448,36 @@ static struct log_buf *thread_buf(void)
     return b;
 }
 
+/* Writes every buffer; true when any had lines. */
+static bool flush_some(void)
+{
+    bool any = false;
+
+    for (struct log_buf *b = atomic_load(&lb.head); b; b = b->next) {
+        pthread_mutex_lock(&b->mu);
+        any |= b->len > 0;
+        buf_drain(b);
+        pthread_mutex_unlock(&b->mu);
+    }
+    return any;
+}
+
 static void *flusher(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&lb.mu);
     while (!lb.stopping) {
-        if (!atomic_load(&lb.pending)) {
+        if (!atomic_load(&lb.armed)) {
             pthread_cond_wait(&lb.cv, &lb.mu);
             continue;
         }
         pthread_mutex_unlock(&lb.mu);
         nanosleep(&(struct timespec){0, TG_LOG_FLUSH_MS * 1000 * 1000}, NULL);
-        /* Cleared before the buffers are read: a line added meanwhile sets it again. */
-        atomic_store(&lb.pending, false);
-        tg_log_flush();
+        /* Disarmed before the buffers are read: a worker that adds a line after its buffer was
+         * read sees the flusher disarmed and signals it. */
+        atomic_store(&lb.armed, false);
+        if (flush_some())
+            atomic_store(&lb.armed, true);
         pthread_mutex_lock(&lb.mu);
     }
     pthread_mutex_unlock(&lb.mu);
@@ -491,7 +510,7 @@ int tg_log_buffering_start(void)
     if (atomic_load(&lb.active))
         return 0;
     lb.stopping = false;
-    atomic_store(&lb.pending, false);
+    atomic_store(&lb.armed, false);
     if (pthread_create(&lb.thread, NULL, flusher, NULL) != 0)
         return -EAGAIN;
     memset(&sa, 0, sizeof(sa));
@@ -541,7 +560,10 @@ static int write_direct(const struct tg_decision *d)
 
     if (!s)
         return -ENOMEM;
-    size_t n = format_decision(s, d);
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t n = format_decision(s, d, ts);
     flockfile(stderr);
     fwrite_unlocked(s, 1, n, stderr);
     fflush_unlocked(stderr);
@@ -552,7 +574,9 @@ static int write_direct(const struct tg_decision *d)
 
 int tg_log_decision(const struct tg_decision *d)
 {
+    struct timespec ts;
     struct log_buf *b;
+    long long now_ms;
     size_t need;
 
     if (!tg_log_decision_wanted(d))
@@ -561,13 +585,19 @@ int tg_log_decision(const struct tg_decision *d)
     b = atomic_load(&lb.active) && need <= TG_LOG_BUF_SIZE ? thread_buf() : NULL;
     if (!b)
         return write_direct(d);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     pthread_mutex_lock(&b->mu);
     if (b->len + need > TG_LOG_BUF_SIZE)
         buf_drain(b); /* the flusher is behind: this thread writes its own lines */
-    b->len += format_decision(b->data + b->len, d);
+    if (!b->len)
+        b->first_ms = now_ms;
+    b->len += format_decision(b->data + b->len, d, ts);
+    if (now_ms - b->first_ms >= 2 * TG_LOG_FLUSH_MS)
+        buf_drain(b);
     pthread_mutex_unlock(&b->mu);
-    if (!atomic_load_explicit(&lb.pending, memory_order_relaxed) &&
-        !atomic_exchange(&lb.pending, true)) {
+    if (!atomic_load_explicit(&lb.armed, memory_order_relaxed) &&
+        !atomic_exchange(&lb.armed, true)) {
         pthread_mutex_lock(&lb.mu);
         pthread_cond_signal(&lb.cv);
         pthread_mutex_unlock(&lb.mu);
