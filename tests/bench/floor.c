@@ -32,6 +32,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c, const char
 
     (void)cls;
     (void)url;
+    (void)upload;
     (void)method; /* any method gets the answer: run.sh probes readiness with a GET */
     (void)version;
     if (!r) {
