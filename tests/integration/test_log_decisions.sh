@@ -126,5 +126,11 @@ expect "--log-decisions=some: exit 2" "$?" 2
 grep -q "log-decisions: expected all, findings or none, got 'some'" "$WORK/bad.err" &&
     ok "... saying what is expected" || not_ok "... saying what is expected" "$(cat "$WORK/bad.err")"
 
+if grep -lE 'AddressSanitizer|LeakSanitizer|runtime error' "$WORK"/*.log >/dev/null 2>&1; then
+    not_ok "no sanitizer report in any server log" "$(grep -hE 'Sanitizer|runtime error' "$WORK"/*.log | head -3)"
+else
+    ok "no sanitizer report in any server log"
+fi
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -522,7 +522,7 @@ START_TEST(buffered_decision_lines_all_reach_stderr_once)
     char path[] = "/tmp/tg-log-test.XXXXXX";
     int fd = mkstemp(path), saved = dup(STDERR_FILENO);
     pthread_t t[3];
-    char uids[3][8];
+    char uids[3][16];
     char line[4096];
     int count[3] = {0, 0, 0}, other = 0;
 
