@@ -126,14 +126,15 @@ cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(n, 1)
 path = os.path.join(tmp, "floor.hs")
 if label == "floor":
     with open(path, "w") as f:
-        f.write(str(rate))
-ratio = ""
+        f.write(f"{rate} {cpu_us}")
+ratio = cpu_ratio = ""
 try:
     with open(path) as f:
-        ratio = f"{rate / float(f.read()):.2f}"
+        f_rate, f_cpu = (float(x) for x in f.read().split())
+    ratio, cpu_ratio = f"{rate / f_rate:.2f}", f"{cpu_us / f_cpu:.2f}"
 except (OSError, ZeroDivisionError, ValueError):
     pass
-print(f"{label:<12} {ver:<8} {rate:>10.0f} {cpu_us:>12.1f} {ratio:>8}")
+print(f"{label:<12} {ver:<8} {rate:>10.0f} {cpu_us:>12.1f} {ratio:>8} {cpu_ratio:>8}")
 PY
 }
 warm() { # port: one unrecorded second, so that no first row pays for cold caches
@@ -161,7 +162,7 @@ echo "trainguard peak RSS under the EFA Pod load: $rss_efa"
 echo "trainguard peak RSS over the whole run:     $(rss $tpid)"
 echo
 echo "new TLS connections (openssl s_time -new, one at a time):"
-printf '%-12s %-8s %10s %12s %8s\n' server version conn/s cpu_us/conn x_floor
+printf '%-12s %-8s %10s %12s %8s %8s\n' server version conn/s cpu_us/conn x_floor cpu_x_fl
 for v in tls1_3 tls1_2; do
     handshakes floor "$fpid" $fport $v
     handshakes trainguard "$tpid" $tport $v
