@@ -559,9 +559,12 @@ static void lex_dquote(struct lex *lx, struct walk *w, struct rword *rw)
             lex_backquote(lx, w, rw);
             continue;
         }
-        lx->line += c == '\n';
-        rword_lit(w, rw, lx->p, 1, true);
-        lx->p++;
+        /* A run of ordinary characters goes in at once: the same segment as one by one. */
+        size_t n = 0;
+        while (lx->p[n] && (n == 0 || !strchr("\"\\$`", lx->p[n])))
+            lx->line += lx->p[n++] == '\n';
+        rword_lit(w, rw, lx->p, n, true);
+        lx->p += n;
     }
 }
 
@@ -657,8 +660,12 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         } else if (c == '`') {
             lex_backquote(lx, w, rw);
         } else {
-            rword_lit(w, rw, lx->p, 1, false);
-            lx->p++;
+            /* A run of plain characters goes in at once: the same segment as one by one. */
+            size_t n = 1;
+            while (!ends_word(lx->p[n]) && !strchr("\\'\"$`", lx->p[n]))
+                n++;
+            rword_lit(w, rw, lx->p, n, false);
+            lx->p += n;
         }
     }
     /* an IO number (2>file) is part of the redirection, not a word */
