@@ -1,5 +1,7 @@
 /* log.h -- JSON log lines on stderr: one object per line, and the admission decision line.
- * Lines are written with a single fwrite under the stdio lock, so threads never interleave. */
+ * Lines are written with a single fwrite under the stdio lock, so threads never interleave.
+ * Decision lines are buffered per thread once tg_log_buffering_start has run (the server):
+ * written within a few milliseconds, before any other log line, and on every exit path. */
 #ifndef TG_LOG_H
 #define TG_LOG_H
 
@@ -44,8 +46,33 @@ struct tg_decision {
     double latency_ms;
 };
 
-/* Writes the decision line (level info; "msg":"admission"). Returns 0 or -ENOMEM. */
+/* --log-decisions (SPEC 13): which decisions get a line. */
+enum tg_log_decisions {
+    TG_LOG_DECISIONS_ALL = 0,      /* every decision (the default) */
+    TG_LOG_DECISIONS_FINDINGS = 1, /* a finding, an exemption, a ratchet, or not allowed */
+    TG_LOG_DECISIONS_NONE = 2,
+};
+
+/* "all", "findings", "none" -> 0; anything else -EINVAL. */
+int tg_log_decisions_parse(const char *s, enum tg_log_decisions *out);
+void tg_log_set_decisions(enum tg_log_decisions v);
+/* Does d get a line under the setting and the log level (decision lines are info)? */
+bool tg_log_decision_wanted(const struct tg_decision *d);
+
+/* Writes the decision line (level info; "msg":"admission") when tg_log_decision_wanted: into
+ * this thread's buffer while buffering is on, else at once. Returns 0 or -ENOMEM. */
 int tg_log_decision(const struct tg_decision *d);
+
+/* Buffering of decision lines: a flusher thread writes every thread's buffer with one write(2)
+ * each, at most a few milliseconds after a line went in; tg_log lines, exit() and fatal signals
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT: best effort, then the previous handler runs) flush
+ * first. Start before the threads that log (it blocks no signal itself: the caller's mask is
+ * inherited). start: 0 or -EAGAIN; stop flushes, joins the flusher and frees the buffers (call
+ * once no thread logs decisions any more). */
+int tg_log_buffering_start(void);
+void tg_log_buffering_stop(void);
+/* Writes every buffered decision line now. */
+void tg_log_flush(void);
 
 /* Formats the decision line into a malloc'd string without the trailing newline (for tests);
  * NULL on ENOMEM. */

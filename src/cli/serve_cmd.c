@@ -24,6 +24,7 @@ enum {
     OPT_SHUTDOWN_DELAY,
     OPT_DRAIN_TIMEOUT,
     OPT_LOG_LEVEL,
+    OPT_LOG_DECISIONS,
     OPT_MAX_CONNECTIONS,
     OPT_CONNECTION_TIMEOUT,
     OPT_HEADER_TIMEOUT,
@@ -47,6 +48,7 @@ static const struct option options[] = {
     {"shutdown-delay", required_argument, NULL, OPT_SHUTDOWN_DELAY},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"log-decisions", required_argument, NULL, OPT_LOG_DECISIONS},
     {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"connection-timeout", required_argument, NULL, OPT_CONNECTION_TIMEOUT},
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
@@ -99,6 +101,8 @@ static void usage(FILE *out, const struct tg_server_config *d)
         "  --metrics-namespace-label    add a namespace label to trainguard_findings_total\n"
         "                               (one series per namespace and rule: mind cardinality)\n"
         "  --log-level debug|info|warn|error   (default info)\n"
+        "  --log-decisions all|findings|none   a line per decision, only for decisions\n"
+        "                               with findings (or not allowed), or none (default all)\n"
         "  --help                       this text\n"
         "\n"
         "Signals: SIGTERM/SIGINT graceful shutdown (exit 0), SIGHUP reload certificate and\n"
@@ -134,6 +138,7 @@ int tg_cmd_serve(int argc, char **argv)
     enum tg_log_level level = TG_LOG_INFO;
     struct tg_tls_profile tls;
     char err[512];
+    enum tg_log_decisions decisions = TG_LOG_DECISIONS_ALL;
     int opt, rc = 0;
 
     tg_server_config_defaults(&cfg);
@@ -215,6 +220,15 @@ int tg_cmd_serve(int argc, char **argv)
                 return 2;
             }
             break;
+        case OPT_LOG_DECISIONS:
+            if (tg_log_decisions_parse(optarg, &decisions) < 0) {
+                fprintf(stderr,
+                        "trainguard serve: --log-decisions: expected all, findings or none, "
+                        "got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'h':
         case OPT_HELP:
             usage(stdout, &defaults);
@@ -241,5 +255,6 @@ int tg_cmd_serve(int argc, char **argv)
         return 2;
     }
     tg_log_set_level(level);
+    tg_log_set_decisions(decisions);
     return tg_server_run(&cfg);
 }

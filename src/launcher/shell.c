@@ -529,6 +529,9 @@ static void lex_backquote(struct lex *lx, struct walk *w, struct rword *rw)
     lx->p = q + 1;
 }
 
+/* Inside double quotes: the bytes that end a run of ordinary characters. */
+static const bool dquote_special[256] = {['"'] = true, ['\\'] = true, ['$'] = true, ['`'] = true};
+
 static void lex_dquote(struct lex *lx, struct walk *w, struct rword *rw)
 {
     lx->p++;
@@ -559,9 +562,12 @@ static void lex_dquote(struct lex *lx, struct walk *w, struct rword *rw)
             lex_backquote(lx, w, rw);
             continue;
         }
-        lx->line += c == '\n';
-        rword_lit(w, rw, lx->p, 1, true);
-        lx->p++;
+        /* A run of ordinary characters goes in at once: the same segment as one by one. */
+        size_t n = 0;
+        while (lx->p[n] && (n == 0 || !dquote_special[(unsigned char)lx->p[n]]))
+            lx->line += lx->p[n++] == '\n';
+        rword_lit(w, rw, lx->p, n, true);
+        lx->p += n;
     }
 }
 
@@ -570,9 +576,16 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* Bytes that end a word (1), and those a word treats specially (2): backslash, quotes, $ and `. */
+static const unsigned char word_class[256] = {
+    ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 1,
+    ['&'] = 1,  ['|'] = 1,  ['('] = 1,  [')'] = 1,  ['<'] = 1,  ['>'] = 1,
+    ['\\'] = 2, ['\''] = 2, ['"'] = 2,  ['$'] = 2,  ['`'] = 2,
+};
+
 static bool ends_word(char c)
 {
-    return !c || is_blank(c) || strchr("\n;&|()<>", c);
+    return word_class[(unsigned char)c] == 1;
 }
 
 /* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). */
@@ -657,8 +670,12 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         } else if (c == '`') {
             lex_backquote(lx, w, rw);
         } else {
-            rword_lit(w, rw, lx->p, 1, false);
-            lx->p++;
+            /* A run of plain characters goes in at once: the same segment as one by one. */
+            size_t n = 1;
+            while (!word_class[(unsigned char)lx->p[n]])
+                n++;
+            rword_lit(w, rw, lx->p, n, false);
+            lx->p += n;
         }
     }
     /* an IO number (2>file) is part of the redirection, not a word */

@@ -812,6 +812,9 @@ int tg_server_run(const struct tg_server_config *cfg)
         tg_log(TG_LOG_ERROR, "out of memory");
         return 1;
     }
+    /* Decision lines go to per-thread buffers from here on (log.h); flushed on every way out. */
+    if (tg_log_buffering_start() < 0)
+        tg_log(TG_LOG_WARN, "cannot start the log flusher: decision lines are written unbuffered");
     if (prepare(&web_addr, &probe_addr, &ca_pem) < 0)
         goto out;
     web = start_webhook(&web_addr, ca_pem);
@@ -839,6 +842,7 @@ out:
         MHD_stop_daemon(web);
     if (probes)
         MHD_stop_daemon(probes);
+    tg_log_buffering_stop();
     tg_tls_shutdown();
     tg_policy_reloader_stop();
     tg_policy_publish(NULL);

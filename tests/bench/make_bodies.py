@@ -91,6 +91,45 @@ def mpijob():
     obj["metadata"]["managedFields"] = managed(1)
     return review(obj, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs")
 
+MEGATRON = ("pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 "
+            "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+            "--micro-batch-size 1 --global-batch-size 64 --bf16 --use-distributed-optimizer "
+            "--data-path /fsx/data/llama_text_document --tokenizer-type HuggingFaceTokenizer")
+
+def mpijob_torch():
+    """An MPIJob whose launcher starts one torchrun per worker through mpirun (the plan, torch and
+    mpi rules all read the line)."""
+    worker = {"nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge", "topology.kubernetes.io/zone": "us-east-1a"},
+              "containers": [container(0)], "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}]}
+    worker["containers"][0]["args"] = ["sleep infinity"]
+    line = ("mpirun --allow-run-as-root -np 2 -N 1 --bind-to none -x PATH -x LD_LIBRARY_PATH -x FI_PROVIDER=efa "
+            "-x FI_EFA_USE_DEVICE_RDMA=1 -x NCCL_DEBUG=INFO --mca pml ^cm,ucx --mca btl tcp,self "
+            "torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500 "
+            + MEGATRON)
+    launcher = {"containers": [{"name": "launcher", "image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/megatron-lm:core-r0.12",
+                                "command": ["/bin/bash", "-c"], "args": [line],
+                                "resources": {"limits": {"cpu": "2", "memory": "8Gi"}}}]}
+    obj = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": "llama-pretrain", "namespace": "ml", "annotations": {}, "labels": {"app": "llama"}},
+           "spec": {"slotsPerWorker": 1, "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
+                    "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh", "launcherCreationPolicy": "AtStartup",
+                    "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": launcher}},
+                                        "Worker": {"replicas": 2, "restartPolicy": "Never", "template": {"spec": worker}}}}}
+    applied = copy.deepcopy(obj)
+    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(applied, separators=(",", ":")) + "\n"
+    obj["metadata"]["managedFields"] = managed(1)
+    return review(obj, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs")
+
+def pod_torch():
+    """A one-node Pod running torchrun with Megatron's parallel sizes (torch and plan rules)."""
+    obj = pod("llama-pretrain-0")
+    c = obj["spec"]["containers"][0]
+    c["args"] = ["torchrun --nnodes=1 --nproc_per_node=8 " + MEGATRON.replace("--pipeline-model-parallel-size 2", "--pipeline-model-parallel-size 1")]
+    applied = copy.deepcopy(obj); del applied["status"]; del applied["metadata"]["managedFields"]
+    applied["metadata"]["annotations"] = {}
+    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(applied, separators=(",", ":")) + "\n"
+    return review(obj, "", "v1", "Pod", "pods")
+
 def podgroup():
     obj = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
            "metadata": {"name": "llm-pg", "namespace": "ml", "managedFields": managed(0)},
@@ -110,5 +149,7 @@ big = pod("big-pod", 20)
 write("pod-large", review(big, "", "v1", "Pod", "pods"))
 write("mpijob", mpijob())
 write("podgroup", podgroup())
+write("mpijob-torch", mpijob_torch())
+write("pod-torch", pod_torch())
 old = pod("nccl-worker-0"); new = copy.deepcopy(old); new["metadata"]["labels"]["rev"] = "2"
 write("pod-update", review(new, "", "v1", "Pod", "pods", op="UPDATE", old=old))

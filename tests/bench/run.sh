@@ -1,97 +1,199 @@
 #!/usr/bin/env bash
 # make bench: end-to-end HTTPS benchmark (server pinned to core 0, wrk to core 1) and the
 # in-process pipeline benchmark. Prints figures; asserts nothing about speed.
-# Knobs: BENCH_SECONDS (default 10), BENCH_CONNS (default "16 64").
+# The yardstick is the transport floor (tests/bench/floor.c: libmicrohttpd + GnuTLS answering a
+# fixed allow review, one thread, the same certificate). Both servers run side by side on the
+# same core, and each trainguard row follows a floor row on the same body and connection count,
+# seconds apart: its CPU per request is given as a ratio to that floor row (on a shared machine
+# absolute figures move with the other load; a ratio of two rows taken back to back is steadier).
+# Knobs: BENCH_SECONDS (default 10), BENCH_CONNS (default "16 64"), BENCH_BODIES,
+# BENCH_HANDSHAKE_SECONDS (default 5), BENCH_CALLGRIND=1 (instructions per request in the handler).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${BENCH_SECONDS:-10}
+HS_SECS=${BENCH_HANDSHAKE_SECONDS:-5}
 CONNS=${BENCH_CONNS:-16 64}
-BODIES=${BENCH_BODIES:-pod-efa mpijob podgroup pod-large pod-update}
+BODIES=${BENCH_BODIES:-pod-efa mpijob mpijob-torch pod-torch podgroup pod-large pod-update}
 BUILD=build-bench
 command -v wrk >/dev/null || { echo "bench: wrk not found (make deps installs it)"; exit 2; }
 make --no-print-directory BUILD=$BUILD OPT="-O2 -DNDEBUG" $BUILD/trainguard $BUILD/libtg.a >/dev/null
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc tests/bench/bench_pipeline.c $BUILD/libtg.a \
+cc -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Isrc tests/bench/bench_pipeline.c $BUILD/libtg.a \
     $(pkg-config --cflags --libs libmicrohttpd jansson yaml-0.1 openssl gnutls) -lm -pthread \
     -o $BUILD/bench_pipeline
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra tests/bench/floor.c \
+    $(pkg-config --cflags --libs libmicrohttpd) -pthread -o $BUILD/floor
 tmp=$(mktemp -d)
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
 trap cleanup EXIT
 $BUILD/trainguard certs --out-dir "$tmp" --service trainguard --namespace bench --dns localhost \
     --ip 127.0.0.1 >/dev/null 2>&1
-port=$((20000 + RANDOM % 20000)); probe=$((port + 1))
+base=$((20000 + RANDOM % 20000))
+fport=$base tport=$((base + 2)) probe=$((base + 3)) gport=$((base + 4))
 ncpu=$(nproc)
 pin_srv=""; pin_load=""
 if command -v taskset >/dev/null && [ "$ncpu" -ge 2 ]; then pin_srv="taskset -c 0"; pin_load="taskset -c 1"; fi
-$pin_srv $BUILD/trainguard serve --listen 127.0.0.1:$port --probe-listen 127.0.0.1:$probe \
-    --tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key" --threads 1 \
-    --log-level error 2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && break; sleep 0.1; done
-cpu_ticks() { awk '{print $14 + $15}' /proc/$target/stat; }
-target=$pid
 hz=$(getconf CLK_TCK)
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-echo "server: --threads 1 pinned to core 0; wrk pinned to core 1; ${SECS}s per run"
-printf '%-10s %-11s %5s %9s %8s %8s %9s %7s %10s\n' endpoint body conns rps p50_ms p99_ms p99.9_ms errors cpu_us/req
-run() { # endpoint body conns close [label]: drives https://127.0.0.1:$port, measures $target
-    local before after out
-    before=$(cpu_ticks)
-    out=$(BODY=tests/bench/bodies/$2.json CLOSE=$4 $pin_load wrk -t1 -c"$3" -d"${SECS}s" \
-        -s tests/bench/post.lua "https://127.0.0.1:$port/$1" | tail -1)
-    after=$(cpu_ticks)
-    python3 - "$1" "$2" "$3" "$4" "$out" "$before" "$after" "$hz" "${5:-}" <<'PY'
-import json, sys
-ep, body, conns, close, out, b, a, hz, label = sys.argv[1:]
-r = json.loads(out)
-cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(r["requests"], 1)
-label = label or ep + ("+tls" if close == "1" else "")
-print(f'{label:<10} {body:<11} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["p99_ms"]:>8.3f} {r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f}')
-PY
+cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
+wait_tls() { # port: until the server there completes a TLS handshake
+    for _ in $(seq 100); do
+        curl -sk -o /dev/null "https://127.0.0.1:$1/" && return 0
+        sleep 0.1
+    done
+    echo "bench: the server on port $1 never answered"; exit 1
 }
-rss() { # what /proc says of $target: peak, and now anonymous / file-backed
-    echo "$(awk '/VmHWM/ {print $2, $3}' /proc/$target/status) (now: $(awk '/RssAnon/ {printf "%s %s anonymous", $2, $3}' /proc/$target/status), $(awk '/RssFile/ {printf "%s %s file-backed, shared libraries", $2, $3}' /proc/$target/status))"
+rss() { # pid: what /proc says: peak, and now anonymous / file-backed
+    echo "$(awk '/VmHWM/ {print $2, $3}' /proc/$1/status) (now: $(awk '/RssAnon/ {printf "%s %s anonymous", $2, $3}' /proc/$1/status), $(awk '/RssFile/ {printf "%s %s file-backed, shared libraries", $2, $3}' /proc/$1/status))"
 }
-warm() { # one unrecorded second, so the first row is not the one that pays for cold caches
-    BODY=tests/bench/bodies/pod-efa.json CLOSE=0 $pin_load wrk -t1 -c16 -d1s \
-        -s tests/bench/post.lua "https://127.0.0.1:$port/validate" >/dev/null
-}
-warm
-# The 6.8 KB EFA Pod first, so that the peak it causes is read before larger bodies raise it.
-for c in $CONNS; do run validate pod-efa "$c" 0; run mutate pod-efa "$c" 0; done
-rss_efa=$(rss)
-for c in $CONNS; do
-    for b in $BODIES; do [ "$b" = pod-efa ] || run validate $b "$c" 0; done
-done
-run validate pod-efa 16 1
-echo "peak RSS under the EFA Pod load: $rss_efa"
-echo "peak RSS over the whole run:     $(rss)"
 
-# The yardstick: a Go net/http webhook that decodes the review and the object with
-# encoding/json and allows everything (tests/bench/gobaseline), on the same core, same load.
+# The servers, all pinned to core 0 (an idle one costs nothing).
+$pin_srv $BUILD/floor $fport "$tmp/tls.crt" "$tmp/tls.key" 2>"$tmp/floor.log" &
+fpid=$!
+pids+=("$fpid")
+$pin_srv $BUILD/trainguard serve --listen 127.0.0.1:$tport --probe-listen 127.0.0.1:$probe \
+    --tls-cert-file "$tmp/tls.crt" --tls-private-key-file "$tmp/tls.key" --threads 1 \
+    --log-level ${BENCH_LOG_LEVEL:-info} 2>"$tmp/server.log" &
+tpid=$!
+pids+=("$tpid")
+gpid=""
 if command -v go >/dev/null; then
     if (cd tests/bench/gobaseline && go build -o "$OLDPWD/$BUILD/gobaseline" .) 2>"$tmp/go.log"; then
-        kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
-        port=$((port + 2))
-        GOMAXPROCS=1 $pin_srv $BUILD/gobaseline -listen 127.0.0.1:$port -cert "$tmp/tls.crt" \
+        GOMAXPROCS=1 $pin_srv $BUILD/gobaseline -listen 127.0.0.1:$gport -cert "$tmp/tls.crt" \
             -key "$tmp/tls.key" 2>"$tmp/go-server.log" &
-        pid=$!
-        target=$pid
-        for _ in $(seq 100); do
-            curl -sk -o /dev/null "https://127.0.0.1:$port/validate" && break
-            sleep 0.1
-        done
-        echo
-        echo "Go net/http baseline (decode only, no rules; GOMAXPROCS=1, same core):"
-        warm
-        for c in $CONNS; do run validate pod-efa "$c" 0 go-validate; done
-        echo "Go peak RSS: $(rss)"
+        gpid=$!
+        pids+=("$gpid")
     else
         echo "bench: Go baseline not built: $(head -c 300 "$tmp/go.log")"
     fi
 else
     echo "bench: go not found (make deps installs golang-go): no Go baseline"
 fi
+wait_tls $fport
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && break; sleep 0.1; done
+[ -z "$gpid" ] || wait_tls $gport
+
+echo "machine: $ncpu cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; ${SECS}s per row"
+echo "x_floor: CPU per request over the floor row just before (same body, connections, endpoint)"
+printf '%-12s %-12s %5s %9s %8s %8s %9s %7s %10s %7s\n' server body conns rps p50_ms p99_ms \
+    p99.9_ms errors cpu_us/req x_floor
+run() { # label pid port endpoint body conns close
+    local before after out
+    before=$(cpu_ticks "$2")
+    out=$(BODY=tests/bench/bodies/$5.json CLOSE=$7 $pin_load wrk -t1 -c"$6" -d"${SECS}s" \
+        -s tests/bench/post.lua "https://127.0.0.1:$3/$4" | tail -1)
+    after=$(cpu_ticks "$2")
+    python3 - "$1" "$5" "$6" "$out" "$before" "$after" "$hz" "$tmp" <<'PY'
+import json, os, sys
+label, body, conns, out, b, a, hz, tmp = sys.argv[1:]
+r = json.loads(out)
+cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(r["requests"], 1)
+path = os.path.join(tmp, "floor.last")
+if label.startswith("floor"):
+    with open(path, "w") as f:
+        f.write(str(cpu_us))
+ratio = ""
+try:
+    with open(path) as f:
+        ratio = f"{cpu_us / float(f.read()):.2f}"
+except (OSError, ZeroDivisionError, ValueError):
+    pass
+print(f'{label:<12} {body:<12} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["p99_ms"]:>8.3f} '
+      f'{r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f} {ratio:>7}')
+PY
+}
+handshakes() { # label pid port version: new TLS connections per second (openssl s_time -new)
+    local before after out
+    before=$(cpu_ticks "$2")
+    out=$($pin_load openssl s_time -connect 127.0.0.1:$3 -new -"$4" -time "$HS_SECS" 2>&1 |
+        grep 'connections in .* real seconds' | tail -1)
+    after=$(cpu_ticks "$2")
+    python3 - "$1" "$4" "$out" "$before" "$after" "$hz" "$tmp" <<'PY'
+import os, re, sys
+label, ver, out, b, a, hz, tmp = sys.argv[1:]
+m = re.match(r"\s*(\d+) connections in (\d+) real seconds", out)
+if not m:
+    print(f"{label:<12} {ver:<8} openssl s_time said: {out!r}")
+    sys.exit(0)
+n, secs = int(m.group(1)), int(m.group(2))
+rate = n / max(secs, 1)
+cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(n, 1)
+path = os.path.join(tmp, "floor.hs")
+if label == "floor":
+    with open(path, "w") as f:
+        f.write(f"{rate} {cpu_us}")
+ratio = cpu_ratio = ""
+try:
+    with open(path) as f:
+        f_rate, f_cpu = (float(x) for x in f.read().split())
+    ratio, cpu_ratio = f"{rate / f_rate:.2f}", f"{cpu_us / f_cpu:.2f}"
+except (OSError, ZeroDivisionError, ValueError):
+    pass
+print(f"{label:<12} {ver:<8} {rate:>10.0f} {cpu_us:>12.1f} {ratio:>8} {cpu_ratio:>8}")
+PY
+}
+warm() { # port: one unrecorded second, so that no first row pays for cold caches
+    BODY=tests/bench/bodies/pod-efa.json CLOSE=0 $pin_load wrk -t1 -c16 -d1s \
+        -s tests/bench/post.lua "https://127.0.0.1:$1/validate" >/dev/null
+}
+pair() { # endpoint body conns close: the floor row, then trainguard's
+    local suffix=""
+    [ "$1" = mutate ] && suffix="-mut"
+    [ "$4" = 1 ] && suffix="$suffix+close"
+    run "floor$suffix" "$fpid" $fport "$1" "$2" "$3" "$4"
+    run "trainguard$suffix" "$tpid" $tport "$1" "$2" "$3" "$4"
+}
+warm $fport
+warm $tport
+# The 6.8 KB EFA Pod first, so that the peak it causes is read before larger bodies raise it.
+for c in $CONNS; do pair validate pod-efa "$c" 0; pair mutate pod-efa "$c" 0; done
+rss_efa=$(rss $tpid)
+for c in $CONNS; do
+    for b in $BODIES; do [ "$b" = pod-efa ] || pair validate "$b" "$c" 0; done
+done
+pair validate pod-efa 16 1
+echo "floor peak RSS: $(rss $fpid)"
+echo "trainguard peak RSS under the EFA Pod load: $rss_efa"
+echo "trainguard peak RSS over the whole run:     $(rss $tpid)"
+echo
+echo "new TLS connections (openssl s_time -new, one at a time):"
+printf '%-12s %-8s %10s %12s %8s %8s\n' server version conn/s cpu_us/conn x_floor cpu_x_fl
+for v in tls1_3 tls1_2; do
+    handshakes floor "$fpid" $fport $v
+    handshakes trainguard "$tpid" $tport $v
+done
+echo "decision lines logged: $(grep -c '"msg":"admission"' "$tmp/server.log" || true)"
+
+# The yardstick of the first round: a Go net/http webhook that decodes the review and the object
+# with encoding/json and allows everything (tests/bench/gobaseline), on the same core, same load.
+if [ -n "$gpid" ]; then
+    echo
+    echo "Go net/http baseline (decode only, no rules; GOMAXPROCS=1, same core):"
+    warm $gport
+    for c in $CONNS; do
+        run floor "$fpid" $fport validate pod-efa "$c" 0
+        run go "$gpid" $gport validate pod-efa "$c" 0
+    done
+    echo "Go peak RSS: $(rss $gpid)"
+fi
 echo
 echo "pipeline alone (no network), microseconds per request:"
 $BUILD/bench_pipeline tests/bench/bodies/*.json
+if [ "${BENCH_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null; then
+    echo
+    echo "instructions per request inside tg_admission_handle (callgrind, 200 requests):"
+    for b in pod-efa mpijob-torch pod-torch pod-large; do
+        for e in validate mutate; do
+            BENCH_ITER=200 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+                --toggle-collect=tg_admission_handle $BUILD/bench_pipeline --only $e \
+                tests/bench/bodies/$b.json >/dev/null 2>"$tmp/cg.log"
+            ir=$(grep -m1 '^summary:' "$tmp/cg.out" | awk '{print $2}')
+            printf '%-12s %-8s %12d\n' "$b" "$e" $((ir / 200))
+        done
+    done
+fi

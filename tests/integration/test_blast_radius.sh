@@ -139,6 +139,8 @@ grep -q '^trainguard_exemptions_total{rule="efa.env-without-device"} 1$' "$WORK/
 grep -q '^trainguard_ratcheted_findings_total 1$' "$WORK/metrics.txt" &&
     ok "trainguard_ratcheted_findings_total counts the ratcheted finding" ||
     not_ok "trainguard_ratcheted_findings_total counts the ratcheted finding" "$(grep ratcheted "$WORK/metrics.txt")"
+# Decision lines are buffered for a few milliseconds (src/server/log.c): wait for the last one.
+for _ in $(seq 1 50); do grep -qs '"uid":"u-UPDATE"' "$WORK/server.log" && break; sleep 0.1; done
 grep -q '"uid":"u-CREATE".*"exempted":\["efa.env-without-device"\]' "$WORK/server.log" &&
     ok "the decision log line lists the exempted rule" ||
     not_ok "the decision log line lists the exempted rule" "$(grep '"msg":"admission"' "$WORK/server.log" | head -3)"

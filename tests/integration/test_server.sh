@@ -163,6 +163,8 @@ expect_grep "... answered in v1beta1" '"apiVersion":"admission.k8s.io/v1beta1".*
     "$WORK/resp.body"
 expect "charset parameter is accepted" "$(CT='application/json; charset=utf-8' \
     post /validate "$WORK/v1.json")" "200"
+# Decision lines are buffered for a few milliseconds (src/server/log.c): wait for it to be written.
+for _ in $(seq 1 50); do grep -qs '"uid":"uid-v1"' "$WORK/main.log" && break; sleep 0.1; done
 expect_grep "decision line is logged" \
     '"msg":"admission","endpoint":"validate","uid":"uid-v1","kind":"Pod","namespace":"ml","name":"p1","operation":"CREATE","user":"alice","dryRun":false,"mode":"enforce","verdict":"allowed","rules":\[\]' \
     "$WORK/main.log"

@@ -4,6 +4,7 @@
 
 #include "tg/obj.h"
 #include "tg/pod.h"
+#include "tg/quantity.h"
 #include "tg/yaml_json.h"
 
 static json_t *yaml(const char *text)
@@ -57,6 +58,53 @@ START_TEST(container_count)
     ck_assert_msg(tg_container_requests_efa(c) == cc->requests_efa, "%s: requests_efa",
                   cc->resources);
     json_decref(c);
+}
+END_TEST
+
+/* Digit strings take a shortcut in tg_container_count: it must agree with the quantity grammar
+ * on every one, leading zeros and the longest included, and leave the rest to the grammar. */
+static const char *const digit_strings[] = {
+    "0",
+    "7",
+    "32",
+    "00",
+    "08",
+    "007",
+    "000000000000000032",
+    "123456789012345678",
+    "999999999999999999",
+    "1234567890123456789",
+    "",
+    " 4",
+    "4 ",
+    "+4",
+    "4x",
+    "0x10",
+    "1e3",
+};
+
+START_TEST(digit_counts_agree_with_the_quantity_grammar)
+{
+    const char *s = digit_strings[_i];
+    char text[256];
+    struct tg_quantity q;
+    long long n = -7, want = -8;
+    json_t *str = json_string(s);
+    int want_rc = tg_quantity_from_json(str, &q) == 0 && tg_quantity_is_integer(&q) &&
+                          !tg_quantity_is_negative(&q) && tg_quantity_to_int(&q, &want) == 0
+                      ? 1
+                      : -1;
+
+    snprintf(text, sizeof(text), "{\"name\":\"c\",\"resources\":{\"limits\":{\"%s\":\"%s\"}}}",
+             TG_RES_EFA, s);
+    json_t *c = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(c);
+    int rc = tg_container_count(c, TG_RES_EFA, &n);
+    ck_assert_msg(rc == want_rc, "'%s': rc %d, the grammar says %d", s, rc, want_rc);
+    if (rc == 1)
+        ck_assert_msg(n == want, "'%s': %lld, the grammar says %lld", s, n, want);
+    json_decref(c);
+    json_decref(str);
 }
 END_TEST
 
@@ -288,6 +336,8 @@ Suite *tg_test_pod_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, container_count, 0, (int)(sizeof(counts) / sizeof(counts[0])));
     tcase_add_test(tc, container_without_resources);
+    tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
+                        (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, label_pin_has);

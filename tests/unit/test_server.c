@@ -5,8 +5,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tg/log.h"
 #include "tg/server.h"
@@ -397,6 +400,171 @@ START_TEST(decision_line_tolerates_missing_and_invalid_strings)
 }
 END_TEST
 
+/* The line as the first version built it with jansson: the hand-written formatter must give the
+ * same bytes (field order, escapes, invalid UTF-8 as "?", reals with 6 significant digits). */
+static char *decision_by_jansson(const struct tg_decision *d, const char *ts)
+{
+    json_t *o = json_object(), *rules = json_array();
+    const char *const strs[][2] = {{"endpoint", d->endpoint}, {"uid", d->uid},
+                                   {"kind", d->kind},         {"namespace", d->namespace},
+                                   {"name", d->name},         {"operation", d->operation},
+                                   {"user", d->user}};
+    json_t *j;
+
+    json_object_set_new(o, "ts", json_string(ts));
+    json_object_set_new(o, "level", json_string("info"));
+    json_object_set_new(o, "msg", json_string("admission"));
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        j = json_string(strs[i][1] ? strs[i][1] : "");
+        json_object_set_new(o, strs[i][0], j ? j : json_string("?"));
+    }
+    json_object_set_new(o, "dryRun", json_boolean(d->dry_run));
+    json_object_set_new(o, "mode", json_string(d->mode ? d->mode : ""));
+    json_object_set_new(o, "verdict", json_string(d->verdict ? d->verdict : ""));
+    for (size_t i = 0; i < d->nrules; i++)
+        json_array_append_new(rules, json_string(d->rules[i]));
+    json_object_set_new(o, "rules", rules);
+    if (d->nexempted) {
+        json_t *ex = json_array();
+        for (size_t i = 0; i < d->nexempted; i++)
+            json_array_append_new(ex, json_string(d->exempted[i]));
+        json_object_set_new(o, "exempted", ex);
+    }
+    if (d->nratcheted)
+        json_object_set_new(o, "ratcheted", json_integer((json_int_t)d->nratcheted));
+    json_object_set_new(o, "patched", json_boolean(d->patched));
+    json_object_set_new(o, "latency_ms", json_real(d->latency_ms));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    return s;
+}
+
+static const double latencies[] = {1.25, 0.0215347, 3.0, 12345678.9, 0.000001, 250.0};
+
+START_TEST(decision_line_is_what_jansson_writes)
+{
+    const char *rules[] = {"efa.env-without-device", "zone.missing"};
+    const char *exempted[] = {"mpi.np-below-slots"};
+    struct tg_decision d = {
+        .endpoint = "mutate",
+        .uid = "u-\x01\x1f\"\\/\t",
+        .kind = "Pod",
+        .namespace = NULL,
+        .name = "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80",
+        .operation = "UPDATE",
+        .user = "\xed\xa0\x80", /* a surrogate: not valid UTF-8 for jansson */
+        .dry_run = _i % 2 == 0,
+        .mode = "warn",
+        .verdict = "allowed",
+        .rules = rules,
+        .nrules = (size_t)(_i % 3),
+        .exempted = exempted,
+        .nexempted = (size_t)(_i % 2),
+        .nratcheted = (size_t)_i,
+        .patched = _i % 3 == 1,
+        .latency_ms = latencies[_i],
+    };
+    char *mine = tg_log_decision_format(&d);
+    json_t *j = json_loads(mine, 0, NULL);
+
+    ck_assert_msg(j != NULL, "not JSON: %s", mine);
+    char *ref = decision_by_jansson(&d, json_string_value(json_object_get(j, "ts")));
+    ck_assert_str_eq(mine, ref);
+    json_decref(j);
+    free(ref);
+    free(mine);
+}
+END_TEST
+
+START_TEST(log_decisions_setting_parses_and_filters)
+{
+    enum tg_log_decisions v;
+    const char *rules[] = {"zone.missing"};
+    struct tg_decision plain = {.verdict = "allowed"};
+    struct tg_decision found = {.verdict = "allowed", .rules = rules, .nrules = 1};
+    struct tg_decision failed = {.verdict = "error"};
+
+    ck_assert_int_eq(tg_log_decisions_parse("all", &v), 0);
+    ck_assert_int_eq(v, TG_LOG_DECISIONS_ALL);
+    ck_assert_int_eq(tg_log_decisions_parse("findings", &v), 0);
+    ck_assert_int_eq(v, TG_LOG_DECISIONS_FINDINGS);
+    ck_assert_int_eq(tg_log_decisions_parse("none", &v), 0);
+    ck_assert_int_eq(v, TG_LOG_DECISIONS_NONE);
+    ck_assert_int_eq(tg_log_decisions_parse("All", &v), -EINVAL);
+    ck_assert_int_eq(tg_log_decisions_parse("", &v), -EINVAL);
+    ck_assert_int_eq(tg_log_decisions_parse(NULL, &v), -EINVAL);
+
+    tg_log_set_decisions(TG_LOG_DECISIONS_ALL);
+    ck_assert(tg_log_decision_wanted(&plain));
+    tg_log_set_decisions(TG_LOG_DECISIONS_FINDINGS);
+    ck_assert(!tg_log_decision_wanted(&plain));
+    ck_assert(tg_log_decision_wanted(&found));
+    ck_assert(tg_log_decision_wanted(&failed));
+    tg_log_set_decisions(TG_LOG_DECISIONS_NONE);
+    ck_assert(!tg_log_decision_wanted(&found));
+    tg_log_set_decisions(TG_LOG_DECISIONS_ALL);
+    tg_log_set_level(TG_LOG_WARN); /* decision lines are info */
+    ck_assert(!tg_log_decision_wanted(&found));
+    tg_log_set_level(TG_LOG_INFO);
+}
+END_TEST
+
+static void *log_some(void *arg)
+{
+    struct tg_decision d = {.uid = arg, .verdict = "allowed"};
+    for (int i = 0; i < 100; i++)
+        tg_log_decision(&d);
+    return NULL;
+}
+
+START_TEST(buffered_decision_lines_all_reach_stderr_once)
+{
+    char path[] = "/tmp/tg-log-test.XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    pthread_t t[3];
+    char uids[3][16];
+    char line[4096];
+    int count[3] = {0, 0, 0}, other = 0;
+
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    ck_assert_int_eq(tg_log_buffering_start(), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(uids[i], sizeof(uids[i]), "t%d", i);
+        pthread_create(&t[i], NULL, log_some, uids[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    tg_log(TG_LOG_INFO, "after the decisions");
+    tg_log_buffering_stop();
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+
+    FILE *f = fdopen(fd, "r");
+    ck_assert_ptr_nonnull(f);
+    rewind(f);
+    while (fgets(line, sizeof(line), f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        ck_assert_msg(j != NULL, "not a whole JSON line: %s", line);
+        const char *uid = json_string_value(json_object_get(j, "uid"));
+        if (uid && uid[0] == 't')
+            count[uid[1] - '0']++;
+        else
+            other++;
+        if (!uid) /* the event line comes after every decision logged before it */
+            ck_assert_int_eq(count[0] + count[1] + count[2], 300);
+        json_decref(j);
+    }
+    fclose(f);
+    unlink(path);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(count[i], 100);
+    ck_assert_int_eq(other, 1);
+}
+END_TEST
+
 Suite *tg_test_server_suite(void);
 Suite *tg_test_server_suite(void)
 {
@@ -434,6 +602,10 @@ Suite *tg_test_server_suite(void)
     tcase_add_test(tc, log_levels_parse);
     tcase_add_test(tc, decision_line_has_every_field_and_no_object);
     tcase_add_test(tc, decision_line_tolerates_missing_and_invalid_strings);
+    tcase_add_loop_test(tc, decision_line_is_what_jansson_writes, 0,
+                        sizeof(latencies) / sizeof(latencies[0]));
+    tcase_add_test(tc, log_decisions_setting_parses_and_filters);
+    tcase_add_test(tc, buffered_decision_lines_all_reach_stderr_once);
     suite_add_tcase(s, tc);
     return s;
 }
