@@ -16,7 +16,8 @@
 /* How the ranks that a launcher starts on other hosts get their environment. */
 enum tg_rank_env {
     TG_RANK_ENV_OWN = 0, /* no launcher: each container's processes have its own env */
-    TG_RANK_ENV_SSH,     /* Open MPI over ssh (mpi-operator v2beta1, Volcano): only what mpirun
+    TG_RANK_ENV_SSH,     /* Open MPI over ssh (mpi-operator v2beta1, Volcano, Kubeflow Trainer
+                            MPI): only what mpirun
                             forwards (-x, OMPI_MCA_mca_base_env_list) */
     TG_RANK_ENV_HYDRA,   /* Intel MPI / MPICH hydra, horovodrun: the launcher's whole env */
     TG_RANK_ENV_EXEC,    /* kubectl exec (training-operator kubeflow.org/v1): the worker

@@ -202,6 +202,10 @@ struct tg_workload {
      * (LeaderWorkerSet), or a Pod behind Kueue's scheduling gate. zone.missing, zone.multiple and
      * zone.preferred-only wait for the release; zone.conflict does not. */
     bool queue_held;
+    /* Kubeflow Trainer's MPI runtime: a (Cluster)TrainingRuntime with mlPolicy.mpi, or the JobSet a
+     * TrainJob owns with a replicated job named launcher. Its launcher runs mpirun over ssh into
+     * the node job's sshd pods (docs/references.md#ref-trainer-mpi-ssh). */
+    bool trainer_mpi;
     json_t *owned; /* JSON made by the decoder (TrainJob's node container and pod spec) */
     struct tg_template *tpl;
     size_t ntpl;

@@ -183,6 +183,29 @@ static void jobset_worlds(struct tg_workload *wl, json_t *rjobs, struct rjob_wor
     }
 }
 
+/* Is the JobSet one that Kubeflow Trainer built for an MPI runtime: owned by a TrainJob, with the
+ * replicated job named launcher that only the MPI plugin's runtimes have (kubeflow/trainer
+ * pkg/constants/constants.go Launcher; docs/references.md#ref-trainer-mpi-ssh)? */
+static bool trainer_mpi_jobset(const struct tg_workload *wl, json_t *rjobs)
+{
+    json_t *owners = json_object_get(json_object_get(wl->obj, "metadata"), "ownerReferences");
+    bool owned = false;
+    size_t i;
+    json_t *o;
+    json_array_foreach (owners, i, o) {
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        const char *av = json_string_value(json_object_get(o, "apiVersion"));
+        owned |= kind && av && !strcmp(kind, "TrainJob") &&
+                 !strncmp(av, "trainer.kubeflow.org/", strlen("trainer.kubeflow.org/"));
+    }
+    json_array_foreach (rjobs, i, o) {
+        const char *n = json_string_value(json_object_get(o, "name"));
+        if (owned && n && !strcmp(n, "launcher"))
+            return true;
+    }
+    return false;
+}
+
 int tg_decode_jobset(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
                      const struct tg_path *sp)
 {
@@ -216,6 +239,7 @@ int tg_decode_jobset(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
             wl->tpl[rw[i].index].world_pods = 0;
     }
     jobset_worlds(wl, rjobs, rw, n);
+    wl->trainer_mpi = trainer_mpi_jobset(wl, rjobs);
 out:
     free(rw);
     return rc;

@@ -308,6 +308,7 @@ int tg_decode_trainingruntime(struct tg_eval *ev, struct tg_workload *wl, json_t
     json_t *rj;
     int rc, next_world = 1;
     read_ml_policy(ev, spec, sp, &ml);
+    wl->trainer_mpi = ml.mpi != NULL;
     json_t *tpl = tg_get_object(ev, spec, sp, "template");
     tg_path_key(&p, sp, "template");
     json_t *js = tg_get_object(ev, tpl, &p, "spec");

@@ -5,7 +5,8 @@
  * Where the variables go, by how the ranks get their environment (include/tg/roles.h):
  * - own env (Pods, Volcano tasks without an MPI launcher, the workload kinds of SPEC 11, and the
  *   training-operator's kubectl-exec ranks): every container that requests EFA.
- * - ssh (mpi-operator v2beta1 with Open MPI, Volcano MPI jobs): the launcher's
+ * - ssh (mpi-operator v2beta1 with Open MPI, Volcano MPI jobs, Kubeflow Trainer's MPI runtimes and
+ *   the JobSets built from them): the launcher's
  *   OMPI_MCA_mca_base_env_list as NAME=value entries; nothing in the launcher's own env (it never
  *   carries FI_PROVIDER=efa without a device) and nothing in the sshd workers. A launcher that
  *   already uses -x gets nothing (Open MPI refuses the list together with -x): a note says which
@@ -353,13 +354,23 @@ static bool join_items(json_t *items, const char *prefix, const char *sep, char 
     return join_pairs(items, prefix, sep, "=", buf, len);
 }
 
-/* The launcher template of an MPI workload (MPIJob Launcher; the Volcano task that runs mpirun). */
+/* The launcher template of an MPI workload (MPIJob Launcher; the launcher job of a Kubeflow Trainer
+ * MPI runtime or JobSet; the Volcano task that runs mpirun). */
 static const struct tg_template *launcher_template(struct tg_eval *ev, int *rc)
 {
     const struct tg_workload *wl = ev->wl;
     *rc = 0;
     if (wl->kind == TG_KIND_MPIJOB)
         return wl->mpi.launcher;
+    /* Kubeflow Trainer MPI: the launcher replicated job, also when it runs ranks itself
+     * (runLauncherAsNode), like an MPIJob Launcher with runLauncherAsWorker */
+    if (wl->trainer_mpi) {
+        for (size_t i = 0; i < wl->ntpl; i++) {
+            if (wl->tpl[i].role_name && !strcmp(wl->tpl[i].role_name, "launcher"))
+                return &wl->tpl[i];
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < wl->ntpl; i++) {
         int r = tg_template_launcher_only(ev, &wl->tpl[i]);
         if (r < 0) {

@@ -197,6 +197,11 @@ enum tg_rank_env tg_workload_rank_env(struct tg_eval *ev, const struct tg_worklo
             return TG_RANK_ENV_EXEC;
         return tg_workload_mpi_impl(wl) == TG_MPI_OPENMPI ? TG_RANK_ENV_SSH : TG_RANK_ENV_HYDRA;
     }
+    /* Kubeflow Trainer's MPI plugin supports Open MPI only (plugins/mpi/mpi.go EnforceMLPolicy);
+     * its launcher reaches the node pods over ssh (OMPI_MCA_plm_rsh_args, sshd in the nodes),
+     * also when it runs ranks itself (runLauncherAsNode) */
+    if (wl->trainer_mpi)
+        return TG_RANK_ENV_SSH;
     if (wl->kind == TG_KIND_VCJOB) {
         for (size_t i = 0; i < wl->ntpl; i++) {
             int rc = tg_template_launcher_only(ev, &wl->tpl[i]);

@@ -329,7 +329,8 @@ static json_t *first_container(json_t *tpl)
 }
 
 /* The launcher container of an MPI workload and how its ranks get their env: MPIJob (Launcher
- * containers[0]), or the Volcano Job task whose first container runs mpirun. */
+ * containers[0]), the launcher replicated job of a Trainer MPI runtime or JobSet, or the Volcano
+ * Job task whose first container runs mpirun. */
 static json_t *mpi_launcher(json_t *obj, json_t **worker, enum tg_mpi_impl *impl, bool *exec)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -350,6 +351,23 @@ static json_t *mpi_launcher(json_t *obj, json_t **worker, enum tg_mpi_impl *impl
     }
     size_t i;
     json_t *task, *launcher = NULL;
+    /* Kubeflow Trainer's MPI runtime (and the JobSet built from it): the launcher replicated job
+     * runs mpirun over ssh into the node job's sshd pods */
+    json_t *tspec = json_object_get(json_object_get(spec, "template"), "spec");
+    json_t *rjobs = json_object_get(json_object_get(spec, "mlPolicy"), "mpi")
+                        ? json_object_get(tspec, "replicatedJobs")
+                        : json_object_get(spec, "replicatedJobs");
+    json_array_foreach (rjobs, i, task) {
+        const char *rn = json_string_value(json_object_get(task, "name"));
+        json_t *c = first_container(json_object_get(
+            json_object_get(json_object_get(task, "template"), "spec"), "template"));
+        if (rn && !strcmp(rn, "launcher"))
+            launcher = c;
+        else if (rn && !strcmp(rn, "node"))
+            *worker = c;
+    }
+    if (launcher)
+        return launcher;
     json_array_foreach (json_object_get(spec, "tasks"), i, task) {
         json_t *c = first_container(json_object_get(task, "template"));
         struct tg_launch l;

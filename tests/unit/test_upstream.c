@@ -12,6 +12,7 @@ static const char *const files[] = {
     "fixtures/upstream/training-operator.yaml",
     "fixtures/upstream/volcano.yaml",
     "fixtures/upstream/trainer-mpi.yaml",
+    "fixtures/upstream/trainer-mpi-mutate.yaml",
     "fixtures/upstream/slurm-operator.yaml",
     "fixtures/upstream/aws.yaml",
     "fixtures/upstream/launchers.yaml",
