@@ -365,9 +365,12 @@ static void check_expert_count(struct tg_eval *ev, struct seen *s, const struct 
         append_two(fix, sizeof(fix), &at, "EP", f.ep);
         append(fix, sizeof(fix), &at, ", or ");
     }
-    if (f.experts[0])
-        append(fix, sizeof(fix), &at, "%lld or ", f.experts[0]);
-    append(fix, sizeof(fix), &at, "%lld experts", f.experts[1]);
+    if (f.experts[0] && f.experts[1])
+        append(fix, sizeof(fix), &at, "%lld or %lld experts", f.experts[0], f.experts[1]);
+    else if (f.experts[0] || f.experts[1])
+        append(fix, sizeof(fix), &at, "%lld experts", f.experts[0] ? f.experts[0] : f.experts[1]);
+    else
+        append(fix, sizeof(fix), &at, "a multiple of EP %lld experts", k->ep.v);
     snprintf(msg, sizeof(msg),
              "%s: %s is not divisible by EP %lld (%s): %lld = %lld x %lld + %lld, so the EP ranks "
              "cannot hold the same number of experts and %s stops at start-up; %s",
