@@ -124,6 +124,10 @@ struct tg_plan {
     char program[64]; /* the script's base name: "pretrain_gpt.py", "megatron_gpt_pretraining.py" */
     struct tg_plan_value tp, pp, cp, ep, etp;
     struct tg_plan_value ds_sp;          /* Megatron-DeepSpeed --ds-sequence-parallel-size */
+    struct tg_plan_value experts;        /* Megatron-LM --num-experts, NeMo 1 model.num_moe_experts
+                                            (absent: a dense model) */
+    size_t experts_word;                 /* the word of the command (as struct tg_sh_cmd words)
+                                            that gives experts */
     struct tg_plan_value micro, gbs;     /* Megatron --micro-batch-size / --global-batch-size,
                                             NeMo model./data. micro_batch_size, global_batch_size,
                                             HF --per_device_train_batch_size (micro) */

@@ -194,6 +194,7 @@ static void print_plan(FILE *out, const char *lab, const char *obj, const json_t
         plan_part(sizes, sizeof(sizes), plan, "cp", "CP", " x ");
         plan_part(sizes, sizeof(sizes), plan, "dp", "DP", " x ");
         plan_part(sizes, sizeof(sizes), plan, "ep", "EP", ", ");
+        plan_part(sizes, sizeof(sizes), plan, "experts", "experts", ", ");
         /* micro x accumulation x DP = global batch when all are known, else what is */
         bool all = json_is_integer(json_object_get(plan, "micro")) &&
                    json_is_integer(json_object_get(plan, "accumulation")) &&

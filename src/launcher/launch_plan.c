@@ -367,6 +367,7 @@ int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
     int rc = tg_plan_read_args(cmd->words + prog, n - prog, files, cwd, out);
     if (rc < 0)
         return rc;
+    out->experts_word += prog; /* read as an index of the program's arguments */
     return out->fw != TG_PLAN_FW_NONE || out->mpi || out->torch || out->deepspeed || out->accelerate
                ? 1
                : 0;

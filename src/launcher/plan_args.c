@@ -23,6 +23,7 @@ enum eff {
     E_EP,
     E_ETP,
     E_DS_SP,
+    E_EXPERTS,
     E_MICRO,
     E_GBS,
     E_RAMPUP,
@@ -61,6 +62,7 @@ static const struct flag flags[] = {
     {"--context-parallel-size", E_CP, 1, O_MEGATRON},
     {"--expert-model-parallel-size", E_EP, 1, O_MEGATRON},
     {"--expert-tensor-parallel-size", E_ETP, 1, O_MEGATRON},
+    {"--num-experts", E_EXPERTS, 1, O_ANY}, /* also DeepSpeed-MoE examples: no framework mark */
     {"--micro-batch-size", E_MICRO, 1, O_MEGATRON},
     {"--global-batch-size", E_GBS, 1, O_MEGATRON},
     {"--rampup-batch-size", E_RAMPUP, 3, O_MEGATRON},
@@ -105,6 +107,7 @@ static const struct key keys[] = {
     {"model.pipeline_model_parallel_size", E_PP, false},
     {"model.context_parallel_size", E_CP, false},
     {"model.expert_model_parallel_size", E_EP, false},
+    {"model.num_moe_experts", E_EXPERTS, false},
     {"model.micro_batch_size", E_MICRO, false},
     {"model.global_batch_size", E_GBS, false},
     {"model.rampup_batch_size", E_RAMPUP, false},
@@ -123,6 +126,7 @@ struct seen {
     bool ds_switch;                    /* --deepspeed as a switch (Megatron-DeepSpeed) */
     char opaque[TG_LAUNCH_REASON_MAX]; /* a word that may hold any flag ($ARGS unknown) */
     char hydra_cfg[128];               /* --config-path / --config-name */
+    size_t word;                       /* the word being read (argv index) */
 };
 
 static const char *base(const char *path)
@@ -335,6 +339,8 @@ static struct tg_plan_value *target(struct tg_plan *p, enum eff e)
         return &p->etp;
     case E_DS_SP:
         return &p->ds_sp;
+    case E_EXPERTS:
+        return &p->experts;
     case E_MICRO:
     case E_V1_BATCH:
     case E_HF_MICRO:
@@ -417,6 +423,8 @@ static void apply_flag(struct tg_plan *p, struct seen *s, const struct flag *f,
     }
     if (v)
         tg_plan_value_read(v, &vals[0], texts[0], f->name);
+    if (f->eff == E_EXPERTS)
+        p->experts_word = s->word;
 }
 
 /* --deepspeed: HF's config when a value follows (a path or JSON), else Megatron-DeepSpeed's
@@ -479,6 +487,8 @@ static bool read_override(struct tg_plan *p, struct seen *s, const struct tg_sh_
             tg_plan_value_read(v, w, eq + 1, name);
             snprintf(v->src, sizeof(v->src), "%.95s", w->text);
         }
+        if (keys[i].eff == E_EXPERTS)
+            p->experts_word = s->word;
         return true;
     }
     return true;
@@ -524,6 +534,7 @@ static void read_words(const struct tg_sh_word *argv, size_t argc,
         const char *inl;
         const struct flag *f = w->text[0] == '-' ? find_flag(w->text, &inl) : NULL;
         size_t hy;
+        s->word = i;
         if (f && f->eff == E_HF_DEEPSPEED) {
             i += 1 + apply_deepspeed(p, s, argv, argc, i, inl, files, cwd);
         } else if (f && (inl || (size_t)f->nvals + i < argc)) {
@@ -567,8 +578,8 @@ static void decide(struct tg_plan *p, const struct seen *s)
 
 static struct tg_plan_value *all_values(struct tg_plan *p, size_t i)
 {
-    struct tg_plan_value *vs[] = {&p->tp,  &p->pp,    &p->cp,    &p->ep,     &p->micro,
-                                  &p->gbs, &p->accum, &p->nodes, &p->devices};
+    struct tg_plan_value *vs[] = {&p->tp,    &p->pp,  &p->cp,    &p->ep,    &p->experts,
+                                  &p->micro, &p->gbs, &p->accum, &p->nodes, &p->devices};
     return i < sizeof(vs) / sizeof(vs[0]) ? vs[i] : NULL;
 }
 

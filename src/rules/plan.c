@@ -19,6 +19,7 @@
  * - No finding rests on an unknown value: a check with unknowns fails only when it fails for
  *   every value they could take. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "tg/launch.h"
 #include "tg/launch_memo.h"
 #include "tg/obj.h"
+#include "tg/plan_fix.h"
 #include "tg/plan_world.h"
 #include "tg/pod.h"
 #include "tg/policy.h"
@@ -47,7 +49,9 @@ struct worked {
     struct tg_plan_world world;
     struct num tp, pp, cp, ep, etp; /* effective: defaults applied, CP x DS-SP, clamps */
     struct num dp;
+    struct num experts;           /* --num-experts, model.num_moe_experts */
     struct num micro, accum, gbs; /* for --explain */
+    long long node_gpus;          /* GPUs of one rank pod, 0: not known */
     bool sizes_known;             /* TP, PP and CP all known */
     bool clamps;                  /* TP = min(TP, world), PP = min(PP, world / TP) first */
     int mcore;                    /* Megatron-Core version from the image (major*100+minor), 0 */
@@ -98,6 +102,7 @@ static void effective_sizes(struct worked *k)
     k->cp = num_of(&p->cp);
     k->ep = num_of(&p->ep);
     k->etp = p->etp.state == TG_PV_ABSENT ? k->tp : num_of(&p->etp);
+    k->experts = num_of(&p->experts);
     if (p->fw == TG_PLAN_FW_MEGATRON_DS) {
         struct num sp = num_of(&p->ds_sp);
         k->cp.known = k->cp.known && sp.known;
@@ -151,10 +156,10 @@ static void launch_field(const struct tg_container *c, size_t argv_index, struct
     tg_path_index(out, out, argv_index < ncmd ? argv_index : argv_index - ncmd);
 }
 
-/* Reports msg under rule at the launch's field, unless the same finding was reported already
- * (a PyTorchJob's Master and Worker run the same line). */
-static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
-                   const struct tg_container *c, const struct tg_plan *p, const char *msg)
+/* Reports msg under rule at the command/args item argv_index, unless the same finding was
+ * reported already (a PyTorchJob's Master and Worker run the same line). */
+static void report_at(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
+                      const struct tg_container *c, size_t argv_index, const char *msg)
 {
     struct tg_path field;
     for (size_t i = 0; i < s->n; i++) {
@@ -169,8 +174,15 @@ static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
         }
         s->v[s->n++].rule = rule;
     }
-    launch_field(c, p->argv_index, &field);
+    launch_field(c, argv_index, &field);
     tg_report(ev, rule, field.field, "%s", msg);
+}
+
+/* Reports msg at the item that holds the launch. */
+static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
+                   const struct tg_container *c, const struct tg_plan *p, const char *msg)
+{
+    report_at(ev, s, rule, c, p->argv_index, msg);
 }
 
 /* ---- plan.world-size ------------------------------------------------------------------------*/
@@ -200,32 +212,64 @@ static void world_words(const struct tg_plan_world *w, char *buf, size_t len)
     snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s", w->how);
 }
 
-/* A fix: the next world the model size divides, or a smaller PP (then TP) that divides it,
- * taken among the divisors of the size as written (layers and attention heads that divide by it
- * still divide). */
-static void world_fix(const struct worked *k, long long m, char *buf, size_t len)
+/* Appends to buf[len] at *at (formatted); what does not fit is cut. */
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, size_t *at, const char *fmt, ...)
 {
-    long long up = (k->world.n / m + 1) * m;
-    int n = snprintf(buf, len, "use %lld ranks", up);
-    const struct num *f[] = {&k->pp, &k->tp};
-    static const char *const names[] = {"PP", "TP"};
-    for (size_t i = 0; i < 2 && n > 0 && (size_t)n < len; i++) {
-        if (!f[i]->known)
-            continue;
-        long long rest = m / f[i]->v;
-        for (long long v = f[i]->v - 1; v >= 1; v--) {
-            if (f[i]->v % v == 0 && k->world.n % (rest * v) == 0) {
-                snprintf(buf + n, len - (size_t)n, " or %s %lld", names[i], v);
-                return;
-            }
-        }
+    va_list ap;
+    if (*at >= len)
+        return;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, len - *at, fmt, ap);
+    va_end(ap);
+    *at = n < 0 ? len : *at + (size_t)n;
+}
+
+/* "TP 2" or "TP 2 or TP 4" from up to two candidates. */
+static void append_two(char *buf, size_t len, size_t *at, const char *name, const long long v[2])
+{
+    append(buf, len, at, "%s %lld", name, v[0]);
+    if (v[1])
+        append(buf, len, at, " or %s %lld", name, v[1]);
+}
+
+/* A fix that runs (include/tg/plan_fix.h): the next world in whole nodes that the model size
+ * divides, and a smaller PP among the divisors of the PP as written (its layers still split
+ * evenly), else the TP nearest the one written that fits within one node's GPUs. */
+static void world_fix(const struct worked *k, char *buf, size_t len)
+{
+    struct tg_plan_fix_in in = {
+        .world = k->world.n,
+        .node = k->world.per_node,
+        .gpus = k->node_gpus > 0 ? k->node_gpus : k->world.per_node,
+        .tp = k->tp.known ? k->tp.v : 1,
+        .pp = k->pp.known ? k->pp.v : 1,
+        .cp = k->cp.known ? k->cp.v : 1,
+    };
+    struct tg_plan_fix fix;
+    size_t at = 0;
+    tg_plan_fix_world(&in, &fix);
+    bool pp = fix.pp && k->pp.known, tp = !pp && fix.tp[0] && k->tp.known;
+    if (!fix.world && !pp && !tp) {
+        snprintf(buf, len, "change TP, PP or CP");
+        return;
     }
+    append(buf, len, &at, "use ");
+    if (fix.world)
+        append(buf, len, &at, "%lld ranks%s", fix.world, pp || tp ? " or " : "");
+    if (pp)
+        append(buf, len, &at, "PP %lld", fix.pp);
+    if (tp)
+        append_two(buf, len, &at, "TP", fix.tp);
+    if (!k->sizes_known)
+        append(buf, len, &at, " (with the unknown sizes at 1)");
 }
 
 static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
                         const struct worked *k)
 {
-    char sizes[96], world[160], fix[64], msg[512];
+    char sizes[96], world[160], fix[128], msg[512];
     /* with clamps, an unknown TP can always be clamped into a plan that runs */
     if (!k->world.known || !megatron_family(k->p->fw) || (k->clamps && !k->tp.known) ||
         k->p->model_size_why[0])
@@ -233,7 +277,7 @@ static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_cont
     long long m = model_size(k, sizes, sizeof(sizes));
     world_words(&k->world, world, sizeof(world));
     if (m > 0 && k->world.n % m != 0) {
-        world_fix(k, m, fix, sizeof(fix));
+        world_fix(k, fix, sizeof(fix));
         snprintf(msg, sizeof(msg), "%s: %s%s does not divide %s: %s stops at start-up; %s",
                  k->p->program, sizes, k->sizes_known ? "" : " (times the unknown sizes)", world,
                  tg_plan_fw_name(k->p->fw), fix);
@@ -241,21 +285,52 @@ static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_cont
     }
 }
 
-/* The two expert rules; 1 when the plan fails (under the rule its version runs). */
-static void check_experts(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
-                          const struct worked *k)
+/* The expert rule the version runs: folded from core 0.10 (a line with
+ * --expert-tensor-parallel-size, or an image tag), DP % EP before it (and in DeepSpeed-MoE). */
+static enum tg_expert_rule expert_rule(const struct worked *k)
+{
+    if (k->p->etp.state == TG_PV_SET || k->mcore >= 10)
+        return TG_EXPERT_RULE_FOLDED;
+    if (k->p->fw == TG_PLAN_FW_MEGATRON_DS || (k->mcore > 0 && k->mcore < 10))
+        return TG_EXPERT_RULE_BEFORE;
+    return TG_EXPERT_RULE_BOTH;
+}
+
+/* The sizes the expert checks and their fixes work with (world 0 when DP is not known). */
+static struct tg_plan_expert_in expert_in(const struct worked *k, enum tg_expert_rule rule)
+{
+    bool grid = k->dp.known && k->etp.known;
+    return (struct tg_plan_expert_in){
+        .experts = k->experts.v,
+        .ep = k->ep.v,
+        .world = grid ? k->world.n : 0,
+        .tp = k->tp.v,
+        .pp = k->pp.v,
+        .cp = k->cp.v,
+        .etp = k->etp.v,
+        .rule = rule,
+    };
+}
+
+/* Megatron's two expert rules (SPEC 11): the one the version runs, or both when it is not told. */
+static void check_expert_grid(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
+                              const struct worked *k)
 {
     char msg[512];
     if (!k->dp.known || !k->ep.known || k->ep.v <= 1 || !k->etp.known || !megatron_family(k->p->fw))
         return;
-    long long grid = k->etp.v * k->ep.v * k->pp.v;
-    bool old_fail = k->dp.v % k->ep.v != 0;
-    bool new_fail = k->world.n % grid != 0;
-    bool folded = k->p->etp.state == TG_PV_SET || k->mcore >= 10;
-    bool before = k->p->fw == TG_PLAN_FW_MEGATRON_DS || (k->mcore > 0 && k->mcore < 10);
-    bool fail = folded ? new_fail : before ? old_fail : old_fail && new_fail;
+    enum tg_expert_rule rule = expert_rule(k);
+    struct tg_plan_expert_in fin = expert_in(k, TG_EXPERT_RULE_FOLDED);
+    struct tg_plan_expert_in bin = expert_in(k, TG_EXPERT_RULE_BEFORE);
+    bool new_ok = tg_plan_expert_grid_ok(&fin, k->ep.v),
+         old_ok = tg_plan_expert_grid_ok(&bin, k->ep.v);
+    bool fail = rule == TG_EXPERT_RULE_FOLDED   ? !new_ok
+                : rule == TG_EXPERT_RULE_BEFORE ? !old_ok
+                                                : !new_ok && !old_ok;
     if (!fail)
         return;
+    bool folded = rule == TG_EXPERT_RULE_FOLDED, both = rule == TG_EXPERT_RULE_BOTH;
+    long long grid = k->etp.v * k->ep.v * k->pp.v;
     char old_txt[160], new_txt[160];
     snprintf(old_txt, sizeof(old_txt), "DP %lld is not divisible by EP %lld", k->dp.v, k->ep.v);
     snprintf(new_txt, sizeof(new_txt),
@@ -265,10 +340,44 @@ static void check_experts(struct tg_eval *ev, struct seen *s, const struct tg_co
     snprintf(msg, sizeof(msg),
              "%s: %s%s%s: the expert groups cannot be formed and %s stops at "
              "start-up; choose EP to divide %s",
-             k->p->program, folded ? new_txt : old_txt, !folded && !before ? ", and " : "",
-             !folded && !before ? new_txt : "", tg_plan_fw_name(k->p->fw),
-             folded ? "the ranks left by expert TP x PP" : "DP");
+             k->p->program, folded ? new_txt : old_txt, both ? ", and " : "", both ? new_txt : "",
+             tg_plan_fw_name(k->p->fw), folded ? "the ranks left by expert TP x PP" : "DP");
     report(ev, s, TG_RULE_PLAN_WORLD_SIZE, c, k->p, msg);
+}
+
+/* Megatron-LM's validate_args and Megatron-Core's MoE layer: the experts split evenly over the EP
+ * ranks (docs/references.md#ref-plan-megatron-num-experts). Needs only the two numbers; the fix
+ * keeps the expert grid when the world is known. */
+static void check_expert_count(struct tg_eval *ev, struct seen *s, const struct tg_container *c,
+                               const struct worked *k)
+{
+    const struct tg_plan *p = k->p;
+    char fix[96], msg[640];
+    size_t at = 0;
+    if ((p->fw != TG_PLAN_FW_MEGATRON && p->fw != TG_PLAN_FW_NEMO1) || !k->ep.known ||
+        k->ep.v <= 1 || !k->experts.known || k->experts.v % k->ep.v == 0)
+        return;
+    struct tg_plan_expert_in in = expert_in(k, expert_rule(k));
+    struct tg_plan_expert_fix f;
+    tg_plan_fix_experts(&in, &f);
+    append(fix, sizeof(fix), &at, "use ");
+    if (f.ep[0]) {
+        append_two(fix, sizeof(fix), &at, "EP", f.ep);
+        append(fix, sizeof(fix), &at, ", or ");
+    }
+    if (f.experts[0] && f.experts[1])
+        append(fix, sizeof(fix), &at, "%lld or %lld experts", f.experts[0], f.experts[1]);
+    else if (f.experts[0] || f.experts[1])
+        append(fix, sizeof(fix), &at, "%lld experts", f.experts[0] ? f.experts[0] : f.experts[1]);
+    else
+        append(fix, sizeof(fix), &at, "a multiple of EP %lld experts", k->ep.v);
+    snprintf(msg, sizeof(msg),
+             "%s: %s is not divisible by EP %lld (%s): %lld = %lld x %lld + %lld, so the EP ranks "
+             "cannot hold the same number of experts and %s stops at start-up; %s",
+             p->program, p->experts.src, k->ep.v, p->ep.src, k->experts.v, k->experts.v / k->ep.v,
+             k->ep.v, k->experts.v % k->ep.v, tg_plan_fw_name(p->fw), fix);
+    report_at(ev, s, TG_RULE_PLAN_WORLD_SIZE, c,
+              p->depth == 0 ? p->argv_index + p->experts_word : p->argv_index, msg);
 }
 
 /* ---- plan.global-batch ----------------------------------------------------------------------*/
@@ -569,6 +678,7 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
     rc = rc ? rc : set_new(o, "pp", mg ? jnum(k->pp) : json_null());
     rc = rc ? rc : set_new(o, "cp", mg ? jnum(k->cp) : json_null());
     rc = rc ? rc : set_new(o, "ep", mg ? jnum(k->ep) : json_null());
+    rc = rc ? rc : set_new(o, "experts", mg ? jnum(k->experts) : json_null());
     rc = rc ? rc : set_new(o, "dp", jnum(k->dp));
     rc = rc ? rc : set_new(o, "micro", jnum(k->micro));
     rc = rc ? rc : set_new(o, "accumulation", jnum(k->accum));
@@ -625,6 +735,10 @@ static int unresolved(struct tg_eval *ev, const struct worked *k)
         return 0;
     if (!k->world.known)
         rc = add_unresolved(ev, "world", k->world.why);
+    /* the expert count matters only with expert parallelism */
+    if (rc == 0 && megatron_family(p->fw) && p->experts.state == TG_PV_UNKNOWN && k->ep.known &&
+        k->ep.v > 1)
+        rc = add_unresolved(ev, "experts", p->experts.why);
     for (size_t i = 0; rc == 0 && i < sizeof(vals) / sizeof(vals[0]); i++) {
         bool ds = vals[i].v == &p->dscfg.micro || vals[i].v == &p->dscfg.gas ||
                   vals[i].v == &p->dscfg.train;
@@ -650,6 +764,8 @@ static int judge(struct tg_eval *ev, struct seen *s, const struct tg_template *t
     int rc = tg_plan_world(ev, t, c, l, p, &k.world);
     if (rc < 0)
         return rc;
+    if (!tg_plan_pod_gpus(tg_plan_rank_template(ev->wl, t), &k.node_gpus))
+        k.node_gpus = 0;
     effective_sizes(&k);
     if (megatron_family(p->fw))
         megatron_dp(&k);
@@ -657,7 +773,8 @@ static int judge(struct tg_eval *ev, struct seen *s, const struct tg_template *t
         k.dp = (struct num){k.world.known, k.world.n};
     batch_view(&k);
     check_world(ev, s, c, &k);
-    check_experts(ev, s, c, &k);
+    check_expert_grid(ev, s, c, &k);
+    check_expert_count(ev, s, c, &k);
     check_batch(ev, s, c, &k);
     if ((rc = check_tp(ev, s, t, c, &k)) < 0)
         return rc;
