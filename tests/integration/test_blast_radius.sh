@@ -6,25 +6,7 @@
 # /metrics. Needs curl, openssl and python3; always kills the server it started.
 set -u
 TG_BIN=${TG_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/trainguard}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tg-blast-it.XXXXXX")
-SPID=""
-PASS=0
-FAIL=0
-cleanup() {
-    if [ -n "$SPID" ]; then
-        kill -9 "$SPID" 2>/dev/null
-        wait "$SPID" 2>/dev/null
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-not_ok() {
-    FAIL=$((FAIL + 1))
-    echo "not ok - $1"
-    [ $# -gt 1 ] && echo "    $2" | head -c 600 && echo
-}
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+. "$(dirname "$0")/tap.sh" blast-it
 
 if ! python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
     echo "SKIP: this machine has no IPv6 loopback (::1); the dual-stack test needs it"

@@ -5,24 +5,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TG_BIN=${TG_BIN:-$ROOT/build/trainguard}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tg-logdec-it.XXXXXX")
-PIDS=()
-PASS=0
-FAIL=0
-
-cleanup() {
-    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-not_ok() {
-    FAIL=$((FAIL + 1))
-    echo "not ok - $1"
-    [ $# -gt 1 ] && echo "    $2" | head -c 600 && echo
-}
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+. "$(dirname "$0")/tap.sh" logdec-it
 
 "$TG_BIN" certs --out-dir "$WORK" --service trainguard --namespace it --dns localhost \
     --ip 127.0.0.1 >/dev/null 2>&1 || { echo "cannot make certificates"; exit 1; }

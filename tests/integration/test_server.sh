@@ -6,29 +6,7 @@
 set -u
 TG_BIN=${TG_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/trainguard}
 HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tg-server-it.XXXXXX")
-PIDS=()
-PASS=0
-FAIL=0
-
-cleanup() {
-    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-not_ok() {
-    FAIL=$((FAIL + 1))
-    echo "not ok - $1"
-    [ $# -gt 1 ] && echo "    $2" | head -c 600 && echo
-}
-# expect DESC ACTUAL WANTED
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
-# expect_grep DESC PATTERN FILE
-expect_grep() {
-    if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no /$2/ in: $(head -c 400 "$3")"; fi
-}
+. "$(dirname "$0")/tap.sh" server-it
 
 C="$WORK/certs"
 bash "$HERE/server_certs.sh" "$C" || { echo "cannot make certificates"; exit 1; }
