@@ -238,16 +238,28 @@ static size_t read_u_escape(struct reader *r, char *tmp)
     return put_utf8(tmp, cp);
 }
 
-/* Reads a string at r->p (on the opening quote). When out is set, the decoded text is left in
- * r->scratch (NUL-terminated) with its length in *out. Returns 0 or -1. */
-static int read_string(struct reader *r, size_t *out)
+/* Reads a string at r->p (on the opening quote). When out is set, *text and *out are the
+ * decoded text and its length: the bytes in the input itself when the string is one plain run
+ * (no escape, nothing but printable ASCII; not NUL-terminated), else r->scratch. Returns 0 or
+ * -1. */
+static int read_string(struct reader *r, const char **text, size_t *out)
 {
     static const char to[] = "\"\\/\b\f\n\r\t";
     const char *start = r->p++;
     size_t n = 0;
+    bool first = true;
     for (;;) {
         const unsigned char *q = (const unsigned char *)r->p, *e = (const unsigned char *)r->end;
         q += plain_run(q, e);
+        if (first && q < e && *q == '"') {
+            if (out) {
+                *text = r->p;
+                *out = (size_t)(q - (const unsigned char *)r->p);
+            }
+            r->p = (const char *)q + 1;
+            return 0;
+        }
+        first = false;
         if (out && q > (const unsigned char *)r->p &&
             put(r, &n, r->p, (size_t)(q - (const unsigned char *)r->p)) < 0)
             return -1;
@@ -292,6 +304,7 @@ static int read_string(struct reader *r, size_t *out)
         if (grow(r, n + 1) < 0)
             return -1;
         r->scratch[n] = '\0';
+        *text = r->scratch;
         *out = n;
     }
     return 0;
@@ -437,6 +450,7 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
         enum ctx cc = CTX_OTHER;
         json_t *child = NULL;
         char keybuf[128], *key = NULL;
+        const char *ktext = NULL;
         skip_ws(r);
         if (r->p >= r->end || *r->p != '"') {
             fail(r, r->p, "string or '}' expected");
@@ -445,16 +459,18 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
         /* Keys are decoded when the value is built or the context depends on them; inside a
          * skipped value (never built, always CTX_OTHER) they are only validated. */
         bool decode = build || ctx != CTX_OTHER;
-        if (read_string(r, decode ? &klen : NULL) < 0)
+        if (read_string(r, &ktext, decode ? &klen : NULL) < 0)
             goto bad;
         if (decode) {
-            key = klen < sizeof(keybuf) ? keybuf : strdup(r->scratch);
+            key = klen < sizeof(keybuf) ? keybuf : strndup(ktext, klen);
             if (!key) {
                 fail(r, r->p, "out of memory");
                 goto bad;
             }
-            if (key == keybuf)
-                memcpy(keybuf, r->scratch, klen + 1);
+            if (key == keybuf) {
+                memcpy(keybuf, ktext, klen);
+                keybuf[klen] = '\0';
+            }
             cc = child_ctx(r, ctx, key, &skip);
         }
         skip_ws(r);
@@ -467,7 +483,7 @@ static int read_object(struct reader *r, enum ctx ctx, bool build, json_t **v)
             rc = read_value(r, cc, build && !skip, &child);
         }
         /* a child is only built when build is set, and then the key was decoded */
-        if (rc == 0 && child && json_object_set_new_nocheck(obj, key, child)) {
+        if (rc == 0 && child && json_object_setn_new_nocheck(obj, key, klen, child)) {
             fail(r, r->p, "out of memory");
             rc = -1;
         }
@@ -556,11 +572,12 @@ static int read_value(struct reader *r, enum ctx ctx, bool build, json_t **v)
         return read_array(r, build, v);
     case '"': {
         size_t n;
+        const char *text;
         if (!build)
-            return read_string(r, NULL);
-        if (read_string(r, &n) < 0)
+            return read_string(r, &text, NULL);
+        if (read_string(r, &text, &n) < 0)
             return -1;
-        if (!(*v = json_stringn_nocheck(r->scratch, n)))
+        if (!(*v = json_stringn_nocheck(text, n)))
             return fail(r, r->p, "out of memory");
         return 0;
     }
