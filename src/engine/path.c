@@ -1,5 +1,4 @@
 /* path.c -- field paths for people and RFC 6901 JSON pointers for patches, built side by side. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,18 +12,6 @@ void tg_path_root(struct tg_path *p)
     p->overflow = false;
     p->field_len = 0;
     p->ptr_len = 0;
-}
-
-/* A key prints after a dot when it looks like an identifier, else in brackets. */
-static bool plain_key(const char *key)
-{
-    if (!*key)
-        return false;
-    for (const char *c = key; *c; c++) {
-        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-')
-            return false;
-    }
-    return true;
 }
 
 /* Appends "/" + the escaped token to the pointer of length n in buf; returns the new length, or
@@ -101,15 +88,44 @@ static void path_copy(struct tg_path *dst, const struct tg_path *src)
     dst->overflow = src->overflow;
 }
 
+/* A byte of a plain key: isalnum in the C locale (the program never sets one), '_' or '-'. */
+static bool plain_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+}
+
+/* A key prints after a dot when it looks like an identifier (non-empty, plain bytes only), else
+ * in brackets. One pass over the key gives its length, whether it is plain and whether its
+ * pointer token needs escaping ('~', '/'); the common case is a few memcpy calls. */
 void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key)
 {
-    size_t kl = strlen(key);
+    size_t kl = 0;
+    bool plain = true, esc = false;
+    for (; key[kl]; kl++) {
+        unsigned char c = (unsigned char)key[kl];
+        if (!plain_byte(c)) {
+            plain = false;
+            esc = esc || c == '~' || c == '/';
+        }
+    }
     path_copy(dst, src);
-    if (plain_key(key))
+    if (plain && kl)
         field_append(dst, dst->field_len ? "." : "", key, kl, "");
     else
         field_append(dst, "[", key, kl, "]");
-    ptr_append(dst, key);
+    if (esc) {
+        ptr_append(dst, key);
+        return;
+    }
+    size_t n = dst->ptr_len;
+    if (n + 1 + kl + 1 > sizeof(dst->ptr)) {
+        dst->overflow = true;
+        return;
+    }
+    dst->ptr[n] = '/';
+    memcpy(dst->ptr + n + 1, key, kl + 1);
+    dst->ptr_len = (unsigned short)(n + 1 + kl);
 }
 
 void tg_path_index(struct tg_path *dst, const struct tg_path *src, size_t i)

@@ -77,22 +77,27 @@ static void res_field(const struct tg_container *c, const char *list, const char
 
 /* ---- quantities: efa.invalid-quantity, efa.limit-required ---------------------------------- */
 
-/* Reports an unusable value of resource name at field; returns true when v is usable. */
-static bool check_value(struct tg_eval *ev, const char *name, const json_t *v, const char *field)
+/* Reports an unusable value v of resource name, written in list ("limits", "requests") of
+ * container c; returns true when v is usable. The field path is built only for a finding. */
+static bool check_value(struct tg_eval *ev, const char *name, const json_t *v,
+                        const struct tg_container *c, const char *list)
 {
     struct tg_quantity q;
+    struct tg_path p;
     char txt[VALUE_TEXT_MAX];
     bool efa = !strcmp(name, TG_RES_EFA);
     bool ok = tg_quantity_from_json(v, &q) == 0;
     if (efa && (!ok || !tg_quantity_is_integer(&q) || tg_quantity_is_negative(&q))) {
-        tg_report(ev, TG_RULE_EFA_INVALID_QUANTITY, field,
+        res_field(c, list, name, &p);
+        tg_report(ev, TG_RULE_EFA_INVALID_QUANTITY, p.field,
                   "is %s: the EFA count must be a non-negative integer (Kubernetes does not "
                   "expand variables here); write the number",
                   value_text(v, txt, sizeof(txt)));
         return false;
     }
     if (!ok) {
-        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, field,
+        res_field(c, list, name, &p);
+        tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
                   "is %s: %s must be a quantity (e.g. 5120Mi)", value_text(v, txt, sizeof(txt)),
                   name);
         return false;
@@ -105,34 +110,36 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
                            bool limits_usable)
 {
     struct tg_res r;
-    struct tg_path lp, rp;
+    struct tg_path rp;
     struct tg_quantity lq, rq;
     char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
     tg_container_res(c->c, name, &r);
-    res_field(c, "limits", name, &lp);
-    res_field(c, "requests", name, &rp);
-    bool lok = r.limit && check_value(ev, name, r.limit, lp.field);
-    bool rok = r.request && check_value(ev, name, r.request, rp.field);
+    bool lok = r.limit && check_value(ev, name, r.limit, c, "limits");
+    bool rok = r.request && check_value(ev, name, r.request, c, "requests");
     if (!r.request || !rok)
         return;
     if (!r.limit) {
         /* A limits block of the wrong type is reported by the typed getters; no second finding. */
-        if (limits_usable)
+        if (limits_usable) {
+            res_field(c, "requests", name, &rp);
             tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                       "requests %s without a limit, but %s cannot be overcommitted; set the same "
                       "value in limits",
                       qty_text(r.request, a, sizeof(a)), name);
+        }
         return;
     }
     if (!lok)
         return;
     tg_quantity_from_json(r.limit, &lq);
     tg_quantity_from_json(r.request, &rq);
-    if (tg_quantity_cmp(&lq, &rq) != 0)
+    if (tg_quantity_cmp(&lq, &rq) != 0) {
+        res_field(c, "requests", name, &rp);
         tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                   "request %s differs from limit %s; %s cannot be overcommitted: make them "
                   "equal or drop the request",
                   qty_text(r.request, a, sizeof(a)), qty_text(r.limit, b, sizeof(b)), name);
+    }
 }
 
 /* Adds the hugepages-* names of one resource map to names (deduplicated). */

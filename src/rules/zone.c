@@ -153,6 +153,26 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     return false;
 }
 
+/* Where the required node affinity terms of t are written. Paths are built only where a finding
+ * or a pin names them (building one costs more than most checks). */
+static void affinity_path(const struct tg_template *t, struct tg_path *p)
+{
+    tg_path_key(p, &t->spec_path, "affinity");
+    tg_path_key(p, p, "nodeAffinity");
+    tg_path_key(p, p, REQUIRED);
+    tg_path_key(p, p, "nodeSelectorTerms");
+}
+
+/* Where t's nodeSelector writes the first of zkeys (nodeSelector itself when none). */
+static void selector_path(const struct tg_template *t, char *const *zkeys, size_t nzkeys,
+                          struct tg_path *p)
+{
+    const char *nskey = selector_zone_key(zkeys, nzkeys, t->spec);
+    tg_path_key(p, &t->spec_path, "nodeSelector");
+    if (nskey)
+        tg_path_key(p, p, nskey);
+}
+
 /* Works out how template t is placed by one family of zone keys (zone names, or zone ids: two
  * namespaces of values that are never compared with each other). Conflicts inside t are reported
  * when report is set. */
@@ -171,48 +191,46 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, nzkeys, &ns)) < 0 ||
         (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, nzkeys, &aff)) < 0)
         goto out;
-    tg_path_key(&affp, &t->spec_path, "affinity");
-    tg_path_key(&affp, &affp, "nodeAffinity");
-    tg_path_key(&affp, &affp, REQUIRED);
-    tg_path_key(&affp, &affp, "nodeSelectorTerms");
-    tg_path_key(&nsp, &t->spec_path, "nodeSelector");
-    const char *nskey = selector_zone_key(zkeys, nzkeys, t->spec);
-    if (nskey)
-        tg_path_key(&nsp, &nsp, nskey);
     join(&aff, list, sizeof(list));
     if (ns.finite && ns.n == 0) {
         zp->state = PIN_CONFLICT;
-        if (report)
+        if (report) {
+            selector_path(t, zkeys, nzkeys, &nsp);
             tg_report(ev, TG_RULE_ZONE_CONFLICT, nsp.field,
                       "nodeSelector names two different zones; no node has both: keep one");
+        }
         goto out;
     }
     if (ns.finite) {
         zp->state = PIN_ONE;
         zp->zone = ns.values[0];
-        zp->field = nsp;
+        selector_path(t, zkeys, nzkeys, &zp->field);
     }
     if (aff.finite && aff.n == 0) {
         zp->state = PIN_CONFLICT;
-        if (report)
+        if (report) {
+            affinity_path(t, &affp);
             tg_report(ev, TG_RULE_ZONE_CONFLICT, affp.field,
                       "the zone expressions of every term contradict each other: no node "
                       "matches; allow one zone");
+        }
         goto out;
     }
     if (aff.finite && zp->zone && !tg_label_pin_has(&aff, zp->zone)) {
         zp->state = PIN_CONFLICT;
-        if (report)
+        if (report) {
+            selector_path(t, zkeys, nzkeys, &nsp);
             tg_report(ev, TG_RULE_ZONE_CONFLICT, nsp.field,
                       "pins zone %s but required node affinity allows only %s: no node matches "
                       "both; keep one zone",
                       zp->zone, list);
+        }
         goto out;
     }
     if (!zp->zone && aff.finite && aff.n == 1) {
         zp->state = PIN_ONE;
         zp->zone = aff.values[0];
-        zp->field = affp;
+        affinity_path(t, &zp->field);
     } else if (!zp->zone && aff.mentioned) {
         several = true;
     }
@@ -249,7 +267,7 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
         zp->state = PIN_ONE;
     if (zp->state == PIN_NONE && several) {
         zp->state = PIN_MULTIPLE;
-        zp->field = affp;
+        affinity_path(t, &zp->field);
         if (aff.finite)
             snprintf(zp->allowed, sizeof(zp->allowed), "%s", list);
     }

@@ -88,6 +88,29 @@ START_TEST(paths_escape_keys_for_people_and_for_json_pointers)
 }
 END_TEST
 
+/* Which keys print after a dot: letters, digits, '_' and '-' only (the C locale's isalnum);
+ * anything else, a byte above 0x7f included, and the empty key print in brackets. */
+START_TEST(paths_print_plain_keys_after_a_dot_and_others_in_brackets)
+{
+    static const char *const keys[] = {"aZ09_-", "a.b", "a b", "caf\xc3\xa9",
+                                       "",       "~",   "x/y", "A:b"};
+    static const char *const fields[] = {"r.aZ09_-", "r[a.b]", "r[a b]", "r[caf\xc3\xa9]",
+                                         "r[]",      "r[~]",   "r[x/y]", "r[A:b]"};
+    static const char *const ptrs[] = {"/r/aZ09_-", "/r/a.b", "/r/a b",  "/r/caf\xc3\xa9",
+                                       "/r/",       "/r/~0",  "/r/x~1y", "/r/A:b"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        struct tg_path r, p;
+        tg_path_root(&r);
+        tg_path_key(&r, &r, "r");
+        tg_path_key(&p, &r, keys[i]);
+        ck_assert_str_eq(p.field, fields[i]);
+        ck_assert_str_eq(p.ptr, ptrs[i]);
+        ck_assert_uint_eq(p.field_len, strlen(fields[i]));
+        ck_assert_uint_eq(p.ptr_len, strlen(ptrs[i]));
+    }
+}
+END_TEST
+
 /* The kept lengths match the strings through escapes, indexes, copies and overflow. */
 START_TEST(paths_keep_their_lengths_through_every_append)
 {
@@ -694,6 +717,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, sanitize_replaces_control_characters_and_cuts_at_rune_limit);
     tcase_add_test(tc, paths_escape_keys_for_people_and_for_json_pointers);
     tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
+    tcase_add_test(tc, paths_print_plain_keys_after_a_dot_and_others_in_brackets);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
     tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
     tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,

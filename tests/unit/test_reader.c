@@ -110,9 +110,10 @@ START_TEST(reader_matches_jansson_on_crafted_inputs)
 }
 END_TEST
 
-/* The string scanner reads eight bytes at a time: every byte that needs attention (quote,
- * backslash escapes, control characters, valid and invalid UTF-8, a premature end) is put at
- * every offset of a long string, in a built member and in a skipped one (managedFields). */
+/* The string scanner reads sixteen bytes at a time (SSE2), then eight, then one: every byte
+ * that needs attention (quote, backslash escapes, control characters, valid and invalid UTF-8, a
+ * premature end) is put at every offset of a long string (in the first and second block of
+ * sixteen and in the tail), in a built member and in a skipped one (managedFields). */
 START_TEST(reader_matches_jansson_at_every_string_offset)
 {
     static const char *const specials[] = {
@@ -130,9 +131,10 @@ START_TEST(reader_matches_jansson_at_every_string_offset)
 
     for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
         for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
-            for (int at = 0; at <= 24; at++) {
-                int n = snprintf(str, sizeof(str), "%.*s%s%.*s", at, "abcdefghijklmnopqrstuvwxyz",
-                                 specials[k], 24 - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+            for (int at = 0; at <= 40; at++) {
+                int n = snprintf(str, sizeof(str), "%.*s%s%.*s", at,
+                                 "abcdefghijklmnopqrstuvwxyz0123456789abcd", specials[k], 40 - at,
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCD");
                 ck_assert_int_lt(n, (int)sizeof(str));
                 n = snprintf(buf, sizeof(buf), "%s%s%s", frames[f][0], str, frames[f][1]);
                 accepted += differential(buf, (size_t)n);
@@ -143,6 +145,43 @@ START_TEST(reader_matches_jansson_at_every_string_offset)
     /* both outcomes were exercised */
     ck_assert_int_gt(accepted, 0);
     ck_assert_int_lt(accepted, total);
+}
+END_TEST
+
+/* Keys and values read straight from the input (one plain run) and through the decoder (an
+ * escape), at the lengths around the reader's key buffer (127 bytes fit, 128 do not), empty
+ * ones, and context keys spelled with an escape (the skip decision reads the decoded key). */
+START_TEST(reader_matches_jansson_on_key_lengths_and_escapes)
+{
+    static const size_t lens[] = {0, 1, 15, 16, 17, 126, 127, 128, 129, 200};
+    static const char *const fixed[] = {
+        "{\"\":\"\",\"request\":{\"\":{\"\":\"\"}}}",
+        "{\"request\":{\"object\":{\"meta\\u0064ata\":{\"managed\\u0046ields\":[1],"
+        "\"annotations\":{\"kubectl.kubernetes.io\\/last-applied-configuration\":\"x\"}}}}}",
+        "{\"request\":{\"\\u006fptions\":{\"a\":1},\"obj\\u0065ct\":{\"st\\u0061tus\":2}}}",
+    };
+    char key[256], buf[1536];
+
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        ck_assert_int_eq(differential(fixed[i], strlen(fixed[i])), 1);
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        for (int esc = 0; esc < 2; esc++) {
+            size_t n = 0;
+            for (size_t k = 0; k < lens[i]; k++)
+                key[n++] = (char)('a' + k % 26);
+            if (esc && n >= 2) { /* the last letter written as \u0041 ("A") */
+                n--;
+                n += (size_t)snprintf(key + n, sizeof(key) - n, "\\u0041");
+            }
+            key[n] = '\0';
+            int len = snprintf(buf, sizeof(buf),
+                               "{\"request\":{\"object\":{\"metadata\":{\"%s\":\"%s\"},\"%s\":"
+                               "{\"%s\":[\"%s\"]}}}}",
+                               key, key, key, key, key);
+            ck_assert_int_lt(len, (int)sizeof(buf));
+            ck_assert_int_eq(differential(buf, (size_t)len), 1);
+        }
+    }
 }
 END_TEST
 
@@ -187,6 +226,7 @@ Suite *tg_test_reader_suite(void)
     tcase_add_loop_test(tc, reader_matches_jansson_on_crafted_inputs, 0,
                         sizeof(inputs) / sizeof(inputs[0]));
     tcase_add_test(tc, reader_matches_jansson_at_every_string_offset);
+    tcase_add_test(tc, reader_matches_jansson_on_key_lengths_and_escapes);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
     tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
     suite_add_tcase(s, tc);
