@@ -29,3 +29,22 @@ expect() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$
 expect_grep() {
     if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1" "no /$2/ in: $(head -c 400 "$3")"; fi
 }
+
+# tap_serve NAME ARGS...: starts `$TG_BIN serve ARGS...` (the caller names --listen and
+# --probe-listen, port 0 for free ports) with its log in $WORK/NAME.log, appends it to PIDS and sets
+# SPID; waits up to 5 s for both listeners and sets WPORT and PPORT. Fails when either is missing.
+tap_serve() {
+    local name=$1
+    shift
+    "$TG_BIN" serve "$@" 2>"$WORK/$name.log" &
+    SPID=$!
+    PIDS+=("$SPID")
+    for _ in $(seq 1 50); do
+        grep -qs 'probes listening' "$WORK/$name.log" && break
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
+    PPORT=$(grep -o 'probes listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
+    [ -n "$WPORT" ] && [ -n "$PPORT" ]
+}

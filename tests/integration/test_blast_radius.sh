@@ -23,17 +23,8 @@ mode: enforce
 exceptionNamespaces: [team-a]
 YAML
 # The defaults ([::]:8443, [::]:8080) with port 0: the same dual-stack sockets on free ports.
-"$TG_BIN" serve --listen '[::]:0' --probe-listen '[::]:0' --config "$WORK/policy.yaml" \
-    --tls-cert-file "$WORK/certs/tls.crt" --tls-private-key-file "$WORK/certs/tls.key" \
-    2>"$WORK/server.log" &
-SPID=$!
-for _ in $(seq 1 50); do
-    grep -qs 'probes listening' "$WORK/server.log" && break
-    sleep 0.1
-done
-WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/server.log" | awk '{print $NF}')
-PPORT=$(grep -o 'probes listening on [^ ]* port [0-9]*' "$WORK/server.log" | awk '{print $NF}')
-if [ -z "$WPORT" ] || [ -z "$PPORT" ]; then
+if ! tap_serve server --listen '[::]:0' --probe-listen '[::]:0' --config "$WORK/policy.yaml" \
+    --tls-cert-file "$WORK/certs/tls.crt" --tls-private-key-file "$WORK/certs/tls.key"; then
     echo "server did not start:"
     cat "$WORK/server.log"
     exit 1

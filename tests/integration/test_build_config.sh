@@ -12,16 +12,8 @@
 # No package is installed or removed. Prints "N passed, M failed".
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-not_ok() {
-    echo "not ok - $1"
-    [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2"
-    fail=$((fail + 1))
-}
+. "$root/tests/integration/tap.sh" build-config
+tmp=$WORK
 # A make of its own: nothing from a calling make (make check) leaks in.
 mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$root" "$@"; }
 
@@ -120,5 +112,5 @@ else
     not_ok "make clean made $b" "$out"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]

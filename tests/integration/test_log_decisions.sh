@@ -23,16 +23,8 @@ FINDING_UID=7c1d6c3a-9f1e-4f5e-9d0a-1b2c3d4e5f60
 start() {
     local name=$1
     shift
-    "$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 --shutdown-delay 0 \
-        --tls-cert-file "$WORK/tls.crt" --tls-private-key-file "$WORK/tls.key" "$@" \
-        2>"$WORK/$name.log" &
-    SPID=$!
-    PIDS+=("$SPID")
-    for _ in $(seq 1 50); do
-        grep -qs 'probes listening' "$WORK/$name.log" && break
-        sleep 0.1
-    done
-    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
+    tap_serve "$name" --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 --shutdown-delay 0 \
+        --tls-cert-file "$WORK/tls.crt" --tls-private-key-file "$WORK/tls.key" "$@"
 }
 
 post() { # body-file: prints the HTTP status

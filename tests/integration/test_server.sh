@@ -15,17 +15,7 @@ bash "$HERE/server_certs.sh" "$C" || { echo "cannot make certificates"; exit 1; 
 start_server() {
     local name=$1
     shift
-    "$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$@" 2>"$WORK/$name.log" &
-    SPID=$!
-    PIDS+=("$SPID")
-    for _ in $(seq 1 50); do
-        grep -qs 'probes listening' "$WORK/$name.log" && break
-        kill -0 "$SPID" 2>/dev/null || break
-        sleep 0.1
-    done
-    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
-    PPORT=$(grep -o 'probes listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
-    [ -n "$WPORT" ] && [ -n "$PPORT" ]
+    tap_serve "$name" --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$@"
 }
 
 # Runs the binary expecting a startup failure; prints "exit=N" and keeps stderr in $WORK/$1.err.

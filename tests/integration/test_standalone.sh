@@ -5,7 +5,7 @@
 #   - tests/corpus/run.sh without manifests, with a manifest that SOURCES.md does not list, with a
 #     changed byte, a row whose license is not allowed, a directory without NOTICE;
 #   - the unit tests (TG_UNIT, build/unit_tests) with an objectFile that is missing, an objectFile
-#     that leaves tests/ (the old ../../shared/corpus form), an empty corpus (yaml_json round trip)
+#     that leaves tests/ (a path beside the repository), an empty corpus (yaml_json round trip)
 #     and no golden reviews;
 #   - every objectFile of tests/fixtures names a file under tests/corpus/.
 # Prints "N passed, M failed".
@@ -13,16 +13,8 @@ set -u
 export LC_ALL=C
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 unit=${TG_UNIT:-$root/build/unit_tests}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-not_ok() {
-    echo "not ok - $1"
-    [ -n "${2:-}" ] && head -20 <<<"$2" | sed 's/^/    /'
-    fail=$((fail + 1))
-}
+. "$root/tests/integration/tap.sh" standalone
+tmp=$WORK
 
 # ---- tests/corpus/run.sh and SOURCES.md ---------------------------------------------------------
 corpus_copy() { # a fresh copy of tests/corpus in $tmp/c
@@ -77,7 +69,7 @@ fi
 # ---- the unit tests on a tests/ tree with something missing --------------------------------------
 if [ ! -x "$unit" ]; then
     not_ok "TG_UNIT=$unit is not an executable (make unit builds it)"
-    echo "$pass passed, $fail failed"
+    echo "$PASS passed, $FAIL failed"
     exit 1
 fi
 tree() { # a tests/ tree in $tmp/t: links to every entry of tests/ except those named
@@ -118,12 +110,12 @@ rm "$tmp/t/corpus/kubeflow__mpi-operator/examples__v2beta1__pi__pi.yaml"
 expect_unit_failure "an objectFile that is missing" rules_gang \
     "objectFile tests/corpus/kubeflow__mpi-operator/examples__v2beta1__pi__pi.yaml"
 
-# An objectFile outside tests/ (how the cases read ../shared/corpus before).
+# An objectFile outside tests/ (a path beside the repository, as the cases once used).
 tree fixtures
 fixtures_except gang
-sed -i 's#objectFile: corpus/#objectFile: ../../shared/corpus/#' "$tmp/t/fixtures/gang/cases.yaml"
+sed -i 's#objectFile: corpus/#objectFile: ../../elsewhere/corpus/#' "$tmp/t/fixtures/gang/cases.yaml"
 expect_unit_failure "an objectFile outside the repository" rules_gang \
-    "objectFile ../../shared/corpus/kubeflow__mpi-operator/examples__v2beta1__pi__pi.yaml must be a path under tests/"
+    "objectFile ../../elsewhere/corpus/kubeflow__mpi-operator/examples__v2beta1__pi__pi.yaml must be a path under tests/"
 
 # No corpus at all: the YAML round trip over it fails instead of running nothing.
 tree corpus
@@ -145,5 +137,5 @@ else
     not_ok "unit (rules_gang) on the complete tree" "$out"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]

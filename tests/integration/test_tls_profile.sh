@@ -21,17 +21,7 @@ openssl x509 -req -in "$C/rsa.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreates
 start_server() {
     local name=$1
     shift
-    "$TG_BIN" serve --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 --shutdown-delay 0 "$@" \
-        2>"$WORK/$name.log" &
-    SPID=$!
-    PIDS+=("$SPID")
-    for _ in $(seq 1 50); do
-        grep -qs 'probes listening' "$WORK/$name.log" && break
-        kill -0 "$SPID" 2>/dev/null || break
-        sleep 0.1
-    done
-    WPORT=$(grep -o 'webhook listening on [^ ]* port [0-9]*' "$WORK/$name.log" | awk '{print $NF}')
-    [ -n "$WPORT" ]
+    tap_serve "$name" --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 --shutdown-delay 0 "$@"
 }
 stop_server() { kill -TERM "$SPID"; wait "$SPID"; }
 
