@@ -70,6 +70,20 @@ def review(obj, group, version, kind, resource, op="CREATE", old=None):
                         "object": obj, "oldObject": old, "dryRun": False,
                         "options": {"kind": "CreateOptions" if op == "CREATE" else "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}}}
 
+def mpijob_review(name, app, slots, launcher, worker):
+    """A kubeflow.org/v2beta1 MPIJob review of one Launcher and two Workers, applied with kubectl
+    (the last-applied annotation and managedFields as a real object carries them)."""
+    obj = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": name, "namespace": "ml", "annotations": {}, "labels": {"app": app}},
+           "spec": {"slotsPerWorker": slots, "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
+                    "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh", "launcherCreationPolicy": "AtStartup",
+                    "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": launcher}},
+                                        "Worker": {"replicas": 2, "restartPolicy": "Never", "template": {"spec": worker}}}}}
+    applied = copy.deepcopy(obj)
+    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(applied, separators=(",", ":")) + "\n"
+    obj["metadata"]["managedFields"] = managed(1)
+    return review(obj, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs")
+
 def mpijob():
     worker = {"nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge", "topology.kubernetes.io/zone": "us-east-1a"},
               "containers": [container(0)], "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}]}
@@ -80,16 +94,7 @@ def mpijob():
                                             "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent",
                                             "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2", "-g", "1", "-c", "1", "-n", "100"],
                                 "resources": {"limits": {"cpu": "2", "memory": "8Gi"}}}]}
-    obj = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-           "metadata": {"name": "nccl-tests", "namespace": "ml", "annotations": {}, "labels": {"app": "nccl"}},
-           "spec": {"slotsPerWorker": 8, "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
-                    "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh", "launcherCreationPolicy": "AtStartup",
-                    "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": launcher}},
-                                        "Worker": {"replicas": 2, "restartPolicy": "Never", "template": {"spec": worker}}}}}
-    applied = copy.deepcopy(obj)
-    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(applied, separators=(",", ":")) + "\n"
-    obj["metadata"]["managedFields"] = managed(1)
-    return review(obj, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs")
+    return mpijob_review("nccl-tests", "nccl", 8, launcher, worker)
 
 MEGATRON = ("pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 "
             "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
@@ -109,16 +114,7 @@ def mpijob_torch():
     launcher = {"containers": [{"name": "launcher", "image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/megatron-lm:core-r0.12",
                                 "command": ["/bin/bash", "-c"], "args": [line],
                                 "resources": {"limits": {"cpu": "2", "memory": "8Gi"}}}]}
-    obj = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-           "metadata": {"name": "llama-pretrain", "namespace": "ml", "annotations": {}, "labels": {"app": "llama"}},
-           "spec": {"slotsPerWorker": 1, "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
-                    "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh", "launcherCreationPolicy": "AtStartup",
-                    "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": launcher}},
-                                        "Worker": {"replicas": 2, "restartPolicy": "Never", "template": {"spec": worker}}}}}
-    applied = copy.deepcopy(obj)
-    obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(applied, separators=(",", ":")) + "\n"
-    obj["metadata"]["managedFields"] = managed(1)
-    return review(obj, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs")
+    return mpijob_review("llama-pretrain", "llama", 1, launcher, worker)
 
 def pod_torch():
     """A one-node Pod running torchrun with Megatron's parallel sizes (torch and plan rules)."""
