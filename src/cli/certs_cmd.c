@@ -13,6 +13,7 @@
 
 #include "tg/base64.h"
 #include "tg/certs_cmd.h"
+#include "tg/dnsname.h"
 #include "tg/patch.h"
 #include "tg/x509.h"
 
@@ -29,28 +30,10 @@ void tg_certs_opts_init(struct tg_certs_opts *o)
 
 /* ---- input checks ------------------------------------------------------------------------ */
 
-static bool is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* DNS-1123 label: lowercase alphanumerics and '-', 1..63, alphanumeric at both ends. */
-static bool is_dns1123_label(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 63 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
-            return false;
-    }
-    return true;
-}
-
 /* DNS-1035 label (Service names): a DNS-1123 label that starts with a letter. */
 static bool is_dns1035_label(const char *s)
 {
-    return is_dns1123_label(s) && s[0] >= 'a' && s[0] <= 'z';
+    return tg_dns1123_label(s) && s[0] >= 'a' && s[0] <= 'z';
 }
 
 static bool is_host_char(char c)
@@ -122,7 +105,7 @@ int tg_certs_validate(const struct tg_certs_opts *o, char *err, size_t errlen)
         snprintf(err, errlen, "--namespace is required (the namespace of the webhook's Service)");
         return -EINVAL;
     }
-    if (!is_dns1123_label(o->ns)) {
+    if (!tg_dns1123_label(o->ns)) {
         snprintf(err, errlen,
                  "--namespace '%s' is not a valid namespace name (lowercase letters, digits and "
                  "'-', at most 63 characters)",

@@ -17,6 +17,7 @@
 
 #include "tg/catalogue.h"
 #include "tg/digest.h"
+#include "tg/dnsname.h"
 #include "tg/instances.h"
 #include "tg/policy.h"
 #include "tg/policy_yaml.h"
@@ -279,46 +280,22 @@ static bool get_bool(struct ld *l, yaml_node_t *n, const char *path, bool *out)
 
 /* ---- name checks: each returns NULL when s is valid, else what is wrong -------------------- */
 
-static bool alnum_lower(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 static bool alnum(char c)
 {
-    return alnum_lower(c) || (c >= 'A' && c <= 'Z');
+    return tg_dns_alnum(c) || (c >= 'A' && c <= 'Z');
 }
 
 /* RFC 1123 label (a namespace name). */
 static const char *check_dns_label(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 63 || !alnum_lower(s[0]) || !alnum_lower(s[n - 1]))
-        goto bad;
-    for (size_t i = 0; i < n; i++)
-        if (!alnum_lower(s[i]) && s[i] != '-')
-            goto bad;
-    return NULL;
-bad:
-    return "is not a valid namespace name (lowercase letters, digits and '-', at most 63)";
-}
-
-static bool is_dns_subdomain(const char *s, size_t n)
-{
-    if (n == 0 || n > 253 || !alnum_lower(s[0]) || !alnum_lower(s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!alnum_lower(s[i]) && s[i] != '-' && s[i] != '.')
-            return false;
-        if (s[i] == '.' && (!alnum_lower(s[i - 1]) || !alnum_lower(s[i + 1])))
-            return false;
-    }
-    return true;
+    return tg_dns1123_label(s)
+               ? NULL
+               : "is not a valid namespace name (lowercase letters, digits and '-', at most 63)";
 }
 
 static const char *check_dns_subdomain(const char *s)
 {
-    return is_dns_subdomain(s, strlen(s))
+    return tg_dns1123_subdomain(s, strlen(s))
                ? NULL
                : "is not a valid name (lowercase letters, digits, '-' and '.', at most 253)";
 }
@@ -339,7 +316,7 @@ static bool is_label_name(const char *s, size_t n, bool allow_empty)
 static const char *check_label_key(const char *s)
 {
     const char *slash = strchr(s, '/');
-    bool ok = slash ? is_dns_subdomain(s, (size_t)(slash - s)) &&
+    bool ok = slash ? tg_dns1123_subdomain(s, (size_t)(slash - s)) &&
                           is_label_name(slash + 1, strlen(slash + 1), false)
                     : is_label_name(s, strlen(s), false);
     return ok ? NULL : "is not a valid label key ([prefix/]name, name at most 63 characters)";
@@ -363,7 +340,7 @@ static const char *check_instance_type(const char *s)
     const char *dot = strchr(s, '.');
     bool ok = dot && dot > s && dot[1] && !strchr(dot + 1, '.');
     for (const char *c = s; ok && *c; c++)
-        ok = alnum_lower(*c) || *c == '-' || *c == '.';
+        ok = tg_dns_alnum(*c) || *c == '-' || *c == '.';
     return ok ? NULL : "is not an instance type name (family.size, lowercase: p5.48xlarge)";
 }
 
@@ -371,7 +348,7 @@ static const char *check_family(const char *s)
 {
     bool ok = *s != '\0';
     for (const char *c = s; ok && *c; c++)
-        ok = alnum_lower(*c) || *c == '-';
+        ok = tg_dns_alnum(*c) || *c == '-';
     return ok ? NULL : "is not an instance family (lowercase, no dot: p5, p4d, trn1)";
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/dnsname.h"
 #include "tg/metrics.h"
 #include "tg/procstat.h"
 
@@ -206,14 +207,7 @@ int tg_metrics_namespace_label(void)
  * names become label values, so no value needs escaping and a forged review cannot make one. */
 static bool ns_name_ok(const char *ns)
 {
-    size_t n = strlen(ns);
-
-    if (n > 63 || (n && (ns[0] == '-' || ns[n - 1] == '-')))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '-'))
-            return false;
-    return true;
+    return !*ns || tg_dns1123_label(ns);
 }
 
 /* The counters of namespace ns; when it is new and room is left (add), added. Caller holds
