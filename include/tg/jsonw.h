@@ -25,6 +25,9 @@ void tg_buf_put(struct tg_buf *b, const char *s, size_t n);
 void tg_buf_puts(struct tg_buf *b, const char *s);
 /* A JSON string literal of s (n bytes of UTF-8), with quotes and escapes. */
 void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n);
+/* Writes the escape jansson uses for c (a byte below 0x20, '"' or '\\') to out, which has room
+ * for 6 bytes; returns its length (2 or 6). */
+size_t tg_json_escape_byte(unsigned char c, char *out);
 /* Any JSON value, compact. */
 void tg_buf_json(struct tg_buf *b, const json_t *v);
 

@@ -65,53 +65,55 @@ void tg_buf_puts(struct tg_buf *b, const char *s)
     tg_buf_put(b, s, strlen(s));
 }
 
-void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
+size_t tg_json_escape_byte(unsigned char c, char *out)
 {
     static const char hex[] = "0123456789ABCDEF";
+    char e;
+
+    switch (c) {
+    case '"':
+    case '\\':
+        e = (char)c;
+        break;
+    case '\b':
+        e = 'b';
+        break;
+    case '\f':
+        e = 'f';
+        break;
+    case '\n':
+        e = 'n';
+        break;
+    case '\r':
+        e = 'r';
+        break;
+    case '\t':
+        e = 't';
+        break;
+    default:
+        /* jansson writes other control characters as \u00XX, upper-case hex. */
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[c >> 4];
+        out[5] = hex[c & 15];
+        return 6;
+    }
+    out[0] = '\\';
+    out[1] = e;
+    return 2;
+}
+
+void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
+{
     size_t run = 0;
     tg_buf_put(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char u[7];
+        char esc[6];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         tg_buf_put(b, s + run, i - run);
         run = i + 1;
-        switch (c) {
-        case '"':
-            esc = "\\\"";
-            break;
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '\b':
-            esc = "\\b";
-            break;
-        case '\f':
-            esc = "\\f";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        default:
-            /* jansson writes other control characters as \u00XX, upper-case hex. */
-            u[0] = '\\';
-            u[1] = 'u';
-            u[2] = '0';
-            u[3] = '0';
-            u[4] = hex[c >> 4];
-            u[5] = hex[c & 15];
-            u[6] = '\0';
-            esc = u;
-        }
-        tg_buf_puts(b, esc);
+        tg_buf_put(b, esc, tg_json_escape_byte(c, esc));
     }
     tg_buf_put(b, s + run, n - run);
     tg_buf_put(b, "\"", 1);

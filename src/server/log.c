@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tg/arena.h"
+#include "tg/jsonw.h"
 #include "tg/log.h"
 
 static _Atomic int log_level = TG_LOG_INFO;
@@ -191,8 +192,6 @@ static size_t str_bound(const char *s)
  * same escapes as tg_buf_json_string); p has room for str_bound(s). Returns the end. */
 static char *put_str(char *p, const char *s)
 {
-    static const char hex[] = "0123456789ABCDEF";
-
     if (!s)
         s = "";
     else if (!utf8_valid((const unsigned char *)s))
@@ -204,33 +203,7 @@ static char *put_str(char *p, const char *s)
             *p++ = (char)c;
             continue;
         }
-        *p++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *p++ = (char)c;
-            break;
-        case '\b':
-            *p++ = 'b';
-            break;
-        case '\f':
-            *p++ = 'f';
-            break;
-        case '\n':
-            *p++ = 'n';
-            break;
-        case '\r':
-            *p++ = 'r';
-            break;
-        case '\t':
-            *p++ = 't';
-            break;
-        default:
-            memcpy(p, "u00", 3);
-            p[3] = hex[c >> 4];
-            p[4] = hex[c & 15];
-            p += 5;
-        }
+        p += tg_json_escape_byte(c, p);
     }
     *p++ = '"';
     return p;
