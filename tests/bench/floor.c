@@ -3,12 +3,17 @@
  * priorities trainguard serves, the same certificate; it reads the whole POST body and answers a
  * fixed allow AdmissionReview. No rules, no JSON parsing, no log, no metrics.
  *
- * usage: floor PORT CERT.pem KEY.pem     (runs until SIGTERM or SIGINT) */
+ * With WORK_US, each request also spins that many microseconds of CPU before it is answered:
+ * `make bench` uses it to show what a handler of a known cost does to the ratio (a busier server
+ * also pays more kernel time per request: its client sleeps between answers and must be woken).
+ *
+ * usage: floor PORT CERT.pem KEY.pem [WORK_US]     (runs until SIGTERM or SIGINT) */
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The same string as TG_TLS_PRIORITIES in src/server/server.c. */
 #define FLOOR_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA"
@@ -18,6 +23,20 @@ static const char allow_review[] =
     "{\"uid\":\"0d6f8f3e-1c2b-4a5d-9e7f-8a9b0c1d2e3f\",\"allowed\":true}}";
 
 static struct MHD_Response *allow_response;
+static long work_us; /* CPU to spend per request (WORK_US), 0 for none */
+
+/* Spins on the monotonic clock for work_us microseconds. */
+static void work(void)
+{
+    struct timespec t0, t;
+
+    if (work_us <= 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < work_us);
+}
 
 /* Counts the body bytes (MHD hands the body in pieces). */
 struct floor_req {
@@ -48,6 +67,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c, const char
         *upload_size = 0;
         return MHD_YES;
     }
+    work();
     return MHD_queue_response(c, MHD_HTTP_OK, allow_response);
 }
 
@@ -90,9 +110,16 @@ int main(int argc, char **argv)
     int sig;
     long port;
 
-    if (argc != 4) {
-        fprintf(stderr, "usage: floor PORT CERT.pem KEY.pem\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: floor PORT CERT.pem KEY.pem [WORK_US]\n");
         return 2;
+    }
+    if (argc == 5) {
+        work_us = strtol(argv[4], &end, 10);
+        if (*end || work_us < 0 || work_us > 1000000) {
+            fprintf(stderr, "floor: WORK_US must be 0 to 1000000\n");
+            return 2;
+        }
     }
     port = strtol(argv[1], &end, 10);
     cert = read_file(argv[2]);

@@ -7,7 +7,8 @@
 # seconds apart: its CPU per request is given as a ratio to that floor row (on a shared machine
 # absolute figures move with the other load; a ratio of two rows taken back to back is steadier).
 # Knobs: BENCH_SECONDS (default 10), BENCH_CONNS (default "16 64"), BENCH_BODIES,
-# BENCH_HANDSHAKE_SECONDS (default 5), BENCH_CALLGRIND=1 (instructions per request in the handler).
+# BENCH_HANDSHAKE_SECONDS (default 5), BENCH_CALLGRIND=1 (instructions per request in the handler),
+# BENCH_WORK_US (default 20: the calibration row, a floor that spins that long per request).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${BENCH_SECONDS:-10}
@@ -33,12 +34,13 @@ trap cleanup EXIT
 $BUILD/trainguard certs --out-dir "$tmp" --service trainguard --namespace bench --dns localhost \
     --ip 127.0.0.1 >/dev/null 2>&1
 base=$((20000 + RANDOM % 20000))
-fport=$base tport=$((base + 2)) probe=$((base + 3)) gport=$((base + 4))
+fport=$base tport=$((base + 2)) probe=$((base + 3)) gport=$((base + 4)) wport=$((base + 5))
+WORK_US=${BENCH_WORK_US:-20}
 ncpu=$(nproc)
 pin_srv=""; pin_load=""
 if command -v taskset >/dev/null && [ "$ncpu" -ge 2 ]; then pin_srv="taskset -c 0"; pin_load="taskset -c 1"; fi
 hz=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
+cpu_ticks() { awk '{print $14, $15}' /proc/$1/stat; } # user and system ticks
 wait_tls() { # port: until the server there completes a TLS handshake
     for _ in $(seq 100); do
         curl -sk -o /dev/null "https://127.0.0.1:$1/" && return 0
@@ -59,6 +61,10 @@ $pin_srv $BUILD/trainguard serve --listen 127.0.0.1:$tport --probe-listen 127.0.
     --log-level ${BENCH_LOG_LEVEL:-info} 2>"$tmp/server.log" &
 tpid=$!
 pids+=("$tpid")
+# The calibration floor: the same server spending WORK_US of CPU per request before it answers.
+$pin_srv $BUILD/floor $wport "$tmp/tls.crt" "$tmp/tls.key" "$WORK_US" 2>"$tmp/floor-work.log" &
+wpid=$!
+pids+=("$wpid")
 gpid=""
 if command -v go >/dev/null; then
     if (cd tests/bench/gobaseline && go build -o "$OLDPWD/$BUILD/gobaseline" .) 2>"$tmp/go.log"; then
@@ -73,15 +79,17 @@ else
     echo "bench: go not found (make deps installs golang-go): no Go baseline"
 fi
 wait_tls $fport
+wait_tls $wport
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && break; sleep 0.1; done
 [ -z "$gpid" ] || wait_tls $gport
 
 echo "machine: $ncpu cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; ${SECS}s per row"
-echo "x_floor: CPU per request over the floor row just before (same body, connections, endpoint)"
-printf '%-12s %-12s %5s %9s %8s %8s %9s %7s %10s %7s\n' server body conns rps p50_ms p99_ms \
-    p99.9_ms errors cpu_us/req x_floor
+echo "x_floor: CPU per request over the floor row just before (same body, connections, endpoint);"
+echo "cpu_us/req is user + system time (usr_us, sys_us) of the server process"
+printf '%-12s %-12s %5s %9s %8s %8s %9s %7s %10s %7s %7s %7s\n' server body conns rps p50_ms \
+    p99_ms p99.9_ms errors cpu_us/req usr_us sys_us x_floor
 run() { # label pid port endpoint body conns close
     local before after out
     before=$(cpu_ticks "$2")
@@ -92,7 +100,10 @@ run() { # label pid port endpoint body conns close
 import json, os, sys
 label, body, conns, out, b, a, hz, tmp = sys.argv[1:]
 r = json.loads(out)
-cpu_us = (int(a) - int(b)) * 1e6 / int(hz) / max(r["requests"], 1)
+(bu, bs), (au, as_) = (map(int, x.split()) for x in (b, a))
+per = 1e6 / int(hz) / max(r["requests"], 1)
+usr_us, sys_us = (au - bu) * per, (as_ - bs) * per
+cpu_us = usr_us + sys_us
 path = os.path.join(tmp, "floor.last")
 if label.startswith("floor"):
     with open(path, "w") as f:
@@ -104,7 +115,8 @@ try:
 except (OSError, ZeroDivisionError, ValueError):
     pass
 print(f'{label:<12} {body:<12} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["p99_ms"]:>8.3f} '
-      f'{r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f} {ratio:>7}')
+      f'{r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f} {usr_us:>7.1f} '
+      f'{sys_us:>7.1f} {ratio:>7}')
 PY
 }
 handshakes() { # label pid port version: new TLS connections per second (openssl s_time -new)
@@ -116,6 +128,7 @@ handshakes() { # label pid port version: new TLS connections per second (openssl
     python3 - "$1" "$4" "$out" "$before" "$after" "$hz" "$tmp" <<'PY'
 import os, re, sys
 label, ver, out, b, a, hz, tmp = sys.argv[1:]
+b, a = (sum(map(int, x.split())) for x in (b, a))
 m = re.match(r"\s*(\d+) connections in (\d+) real seconds", out)
 if not m:
     print(f"{label:<12} {ver:<8} openssl s_time said: {out!r}")
@@ -153,6 +166,10 @@ warm $tport
 # The 6.8 KB EFA Pod first, so that the peak it causes is read before larger bodies raise it.
 for c in $CONNS; do pair validate pod-efa "$c" 0; pair mutate pod-efa "$c" 0; done
 rss_efa=$(rss $tpid)
+# Calibration: the floor plus WORK_US of CPU per request, against the floor row before it. Its
+# x_floor is what a handler of that cost alone would score (the kernel share grows with it).
+run floor "$fpid" $fport validate pod-efa 16 0
+run "spin+${WORK_US}us" "$wpid" $wport validate pod-efa 16 0
 for c in $CONNS; do
     for b in $BODIES; do [ "$b" = pod-efa ] || pair validate "$b" "$c" 0; done
 done
