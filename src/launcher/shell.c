@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +217,10 @@ static size_t name_len(const char *s)
     return n;
 }
 
-/* ---- raw words ------------------------------------------------------------------------------ */
+/* ---- raw words ------------------------------------------------------------------------------
+ * The segments of the words being read, and their text, are carved from a scratch area of the
+ * script's walk (struct walk), which is emptied between commands: reading a word costs no malloc
+ * and releasing it no free. */
 enum seg_kind {
     SEG_LIT,   /* text */
     SEG_PARAM, /* $NAME, ${NAME}, ${NAME:-dflt}: text = NAME */
@@ -232,11 +236,13 @@ struct seg {
     bool has_dflt; /* SEG_PARAM: ${NAME-dflt} / ${NAME:-dflt} */
     bool colon;    /* ... the ':-' form: an empty value also takes the default */
     bool star;     /* SEG_ARRAY: ${NAME[*]} (the elements joined by a blank when quoted) */
+    size_t len;    /* SEG_LIT: strlen(text) */
     char *text;
     char *dflt;
     char *why; /* SEG_BAD: the reason */
 };
 
+/* Segments and text live in the walk's scratch area: a raw word owns no memory of its own. */
 struct rword {
     struct seg *v;
     size_t n, cap;
@@ -249,20 +255,12 @@ struct rwords {
 
 static void rword_release(struct rword *w)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        free(w->v[i].text);
-        free(w->v[i].dflt);
-        free(w->v[i].why);
-    }
-    free(w->v);
     w->v = NULL;
     w->n = w->cap = 0;
 }
 
 static void rwords_clear(struct rwords *ws)
 {
-    for (size_t i = 0; i < ws->n; i++)
-        rword_release(&ws->v[i]);
     ws->n = 0;
 }
 
@@ -273,6 +271,22 @@ static void rwords_release(struct rwords *ws)
     ws->v = NULL;
     ws->cap = 0;
 }
+
+/* A block of the scratch area. */
+struct chunk {
+    struct chunk *prev;
+    size_t cap, used;
+    size_t pad; /* keeps data 16-byte aligned */
+    char data[];
+};
+
+#define SCRATCH_FIRST 1024
+
+/* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
+struct scratch {
+    struct chunk *top;
+    char *last; /* the latest allocation (it can grow in place) */
+};
 
 /* The walk: state shared by the lexer and the command reader of one script. */
 struct walk {
@@ -291,18 +305,81 @@ struct walk {
     /* the redirections of the command being run (NULL: none) */
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
-    int err; /* -ENOMEM or the callback's error: the walk stops */
+    struct scratch sc; /* the raw words of the command being read */
+    int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
+
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Grows the latest allocation p (old bytes) to n bytes in place when its block has room, else
+ * moves it (p NULL: a new allocation). NULL and w->err set on ENOMEM or overflow. */
+static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
+{
+    struct scratch *sc = &w->sc;
+    struct chunk *c = sc->top;
+    if (n > SIZE_MAX / 4) {
+        w->err = -ENOMEM;
+        return NULL;
+    }
+    if (p && p == sc->last && c && (size_t)((char *)p - c->data) + align8(n) <= c->cap) {
+        c->used = (size_t)((char *)p - c->data) + align8(n);
+        return p;
+    }
+    if (!c || c->used + align8(n) > c->cap) {
+        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
+        while (cap < align8(n))
+            cap *= 2;
+        struct chunk *nc = malloc(sizeof(*nc) + cap);
+        if (!nc) {
+            w->err = -ENOMEM;
+            return NULL;
+        }
+        nc->prev = c;
+        nc->cap = cap;
+        nc->used = 0;
+        sc->top = c = nc;
+    }
+    char *q = c->data + c->used;
+    c->used += align8(n);
+    if (p && old)
+        memcpy(q, p, old < n ? old : n);
+    sc->last = q;
+    return q;
+}
+
+/* Empties the scratch area, keeping its newest (largest) block. */
+static void scratch_reset(struct scratch *sc)
+{
+    struct chunk *c = sc->top;
+    if (!c)
+        return;
+    for (struct chunk *o = c->prev; o;) {
+        struct chunk *prev = o->prev;
+        free(o);
+        o = prev;
+    }
+    c->prev = NULL;
+    c->used = 0;
+    sc->last = NULL;
+}
+
+static void scratch_release(struct scratch *sc)
+{
+    scratch_reset(sc);
+    free(sc->top);
+    sc->top = NULL;
+}
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
 {
     if (rw->n == rw->cap) {
         size_t cap = rw->cap ? rw->cap * 2 : 4;
-        struct seg *v = realloc(rw->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
+        struct seg *v = sc_grow(w, rw->v, rw->cap * sizeof(*v), cap * sizeof(*v));
+        if (!v)
             return NULL;
-        }
         rw->v = v;
         rw->cap = cap;
     }
@@ -310,6 +387,16 @@ static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind
     memset(s, 0, sizeof(*s));
     s->kind = kind;
     return s;
+}
+
+static char *dupn(struct walk *w, const char *s, size_t len)
+{
+    char *d = sc_grow(w, NULL, 0, len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
 }
 
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
@@ -320,29 +407,19 @@ static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t le
         if (!last)
             return;
         last->quoted = quoted;
-        last->text = strdup("");
-        if (!last->text) {
-            w->err = -ENOMEM;
-            return;
-        }
-    }
-    size_t old = strlen(last->text);
-    char *nt = realloc(last->text, old + len + 1);
-    if (!nt) {
-        w->err = -ENOMEM;
+        last->text = dupn(w, s, len);
+        last->len = len;
         return;
     }
-    memcpy(nt + old, s, len);
-    nt[old + len] = '\0';
+    if (!last->text)
+        return; /* ENOMEM already */
+    char *nt = sc_grow(w, last->text, last->len + 1, last->len + len + 1);
+    if (!nt)
+        return;
+    memcpy(nt + last->len, s, len);
+    last->len += len;
+    nt[last->len] = '\0';
     last->text = nt;
-}
-
-static char *dupn(struct walk *w, const char *s, size_t len)
-{
-    char *d = strndup(s, len);
-    if (!d)
-        w->err = -ENOMEM;
-    return d;
 }
 
 static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t len, const char *why)
@@ -351,11 +428,10 @@ static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t le
     if (!g)
         return;
     g->text = dupn(w, s, len);
+    g->len = len;
     char buf[TG_SH_REASON_MAX];
-    snprintf(buf, sizeof(buf), "%.*s %s", (int)(len > 60 ? 60 : len), s, why);
-    g->why = strdup(buf);
-    if (!g->why)
-        w->err = -ENOMEM;
+    int bl = snprintf(buf, sizeof(buf), "%.*s %s", (int)(len > 60 ? 60 : len), s, why);
+    g->why = dupn(w, buf, bl < 0 ? 0 : (size_t)bl < sizeof(buf) ? (size_t)bl : sizeof(buf) - 1);
 }
 
 /* ---- lexer ---------------------------------------------------------------------------------- */
@@ -680,8 +756,8 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
     }
     /* an IO number (2>file) is part of the redirection, not a word */
     if ((*lx->p == '<' || *lx->p == '>') && rw->n == 1 && rw->v[0].kind == SEG_LIT &&
-        !rw->v[0].quoted && rw->v[0].text[0] &&
-        strspn(rw->v[0].text, "0123456789") == strlen(rw->v[0].text)) {
+        !rw->v[0].quoted && rw->v[0].text && rw->v[0].text[0] &&
+        strspn(rw->v[0].text, "0123456789") == rw->v[0].len) {
         int io = rw->v[0].text[1] ? 10 : rw->v[0].text[0] - '0';
         rword_release(rw);
         enum tok t = lex_next(lx, w, rw);
@@ -1068,20 +1144,60 @@ static void xp_bad(struct xp *x, const struct seg *g)
     xp_put(x, g->text, strlen(g->text));
 }
 
+/* Appends a word to out; text is copied. */
+static void wordlist_push(struct walk *w, struct wordlist *out, const char *text, size_t len)
+{
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 8;
+        struct tg_sh_word *v = realloc(out->v, cap * sizeof(*v));
+        if (!v) {
+            w->err = -ENOMEM;
+            return;
+        }
+        out->v = v;
+        out->cap = cap;
+    }
+    struct tg_sh_word *o = &out->v[out->n];
+    o->text = strndup(text, len);
+    if (!o->text) {
+        w->err = -ENOMEM;
+        return;
+    }
+    o->resolved = true;
+    o->reason = NULL;
+    out->n++;
+}
+
+/* expand_word of a word that is one literal segment (most words of a launch line): the literal
+ * is the word, unsplit (splitting applies to expansions only); an empty unquoted literal makes
+ * a word only without splitting, as the general path's final field does. */
+static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
+                       struct wordlist *out)
+{
+    if (!g->text)
+        return; /* ENOMEM while reading it: w->err is set */
+    if (g->len > skip || g->quoted || !split)
+        wordlist_push(w, out, g->text + skip, g->len - skip);
+}
+
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
  * with splitting, or exactly one word without it. */
 static void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
                         bool split, struct wordlist *out)
 {
+    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT) {
+        expand_lit(w, &rw->v[from], skip, split, out);
+        return;
+    }
     struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
         const struct seg *g = &rw->v[i];
         switch (g->kind) {
         case SEG_LIT: {
-            const char *t = g->text + (i == from ? skip : 0);
-            if (*t || g->quoted)
-                xp_put(&x, t, strlen(t));
+            size_t at = i == from ? skip : 0;
+            if (g->len > at || g->quoted)
+                xp_put(&x, g->text + at, g->len - at);
             break;
         }
         case SEG_PARAM:
@@ -1700,6 +1816,8 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
         if (pc.words.n)
             finish_command(&w, &lx, &pc, &heredoc, heredoc_strip, t == TOK_SEP && lx.newline);
         pending_clear(&pc);
+        if (rw.n == 0)
+            scratch_reset(&w.sc); /* no raw word is held between commands */
         if (t == TOK_SEP && lx.newline && heredoc) {
             skip_heredoc(&lx, heredoc, heredoc_strip, NULL);
             free(heredoc);
@@ -1716,6 +1834,7 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     rword_release(&rw);
     pending_clear(&pc);
     rwords_release(&pc.words);
+    scratch_release(&w.sc);
     return w.err;
 }
 
@@ -1729,5 +1848,6 @@ int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_
 {
     struct walk w = {.wk = wk, .vars = vars, .depth = 0};
     process_words(&w, argv, argc, 1);
+    scratch_release(&w.sc);
     return w.err;
 }

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/shell.h"
@@ -280,6 +281,113 @@ START_TEST(shell_hands_over_here_documents_and_the_output_file)
 }
 END_TEST
 
+/* A word that is one literal (the reader's fast path) and the same text in several parts (the
+ * general expansion) give the same words. */
+START_TEST(shell_reads_one_literal_words_as_words_of_several_parts)
+{
+    struct seen s = {0};
+    walk("E=\n"
+         "w abc 'abc' \"abc\" a'b'c a\"b\"c ab$E'c' \\abc a\\bc \"a\\$c\" 'a\\c'\n"
+         "w '' \"\" $E \"$E\" a$ a$/b $ \\$x '$x' -x=1 A=1\n"
+         "A= B='' C=x\"y\"z D=plain F=\"\" G=$E H=a'b'$E\n"
+         "w $A.$B.$C.$D.$F.$G.$H\n"
+         "2>x w 12 '1'> y\n"
+         "w\\\n"
+         "x 'a\n"
+         "b' \"c\n"
+         "d\" 10\n",
+         &s);
+    ck_assert_uint_eq(s.n, 5);
+    ck_assert_str_eq(s.cmds[0], "w abc abc abc abc abc abc abc abc a$c a\\c");
+    /* '' "" and "$E" are empty words, $E alone none */
+    ck_assert_str_eq(s.cmds[1], "w    a$ a$/b $ $x $x -x=1 A=1");
+    ck_assert_str_eq(s.cmds[2], "w ..xyz.plain...ab");
+    ck_assert_str_eq(s.cmds[3], "w 12 1"); /* a quoted '1' is no IO number */
+    ck_assert_str_eq(s.cmds[4], "wx a\nb c\nd 10");
+    ck_assert_int_eq(s.line[4], 7);
+}
+END_TEST
+
+/* Every word of every command, whole (the words of a command only live as long as the call). */
+struct whole {
+    char *words[4][8];
+    size_t nwords[4];
+    size_t n;
+};
+
+static int record_whole(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct whole *r = ctx;
+    ck_assert_uint_lt(r->n, 4);
+    ck_assert_uint_le(cmd->nwords, 8);
+    for (size_t i = 0; i < cmd->nwords; i++) {
+        r->words[r->n][i] = strdup(cmd->words[i].text);
+        ck_assert_ptr_nonnull(r->words[r->n][i]);
+    }
+    r->nwords[r->n++] = cmd->nwords;
+    return 0;
+}
+
+static char *repeat(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    ck_assert_ptr_nonnull(s);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Words the size of the reader's scratch blocks (1024 bytes, then doubling) and around them,
+ * in one part and in several, over several commands (the scratch area is emptied between
+ * commands): each word comes out whole. */
+START_TEST(shell_reads_words_longer_than_a_scratch_block)
+{
+    static const size_t sizes[] = {1, 1015, 1016, 1023, 1024, 1025, 2047, 2048, 2049, 5000};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        char *a = repeat('a', n), *b = repeat('b', n);
+        /* plain; quoted; three parts; a double-quoted run grown in place by an escape; a word
+         * of many segments; the same again after a newline (a new command) */
+        size_t len = 12 * n + 256;
+        char *script = malloc(len);
+        ck_assert_ptr_nonnull(script);
+        snprintf(script, len,
+                 "w %s '%s' %s\"%s\"'x' \"%s\\$%s\" x${E}${E}${E}${E}${E}${E}${E}${E}${E}%s\n"
+                 "w %s\"%s\"\n",
+                 a, b, a, b, a, b, b, b, a);
+        struct whole r = {0};
+        struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "E", "", NULL), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(r.n, 2);
+        ck_assert_uint_eq(r.nwords[0], 6);
+        ck_assert_str_eq(r.words[0][1], a);
+        ck_assert_str_eq(r.words[0][2], b);
+        ck_assert_uint_eq(strlen(r.words[0][3]), 2 * n + 1);
+        ck_assert(!strncmp(r.words[0][3], a, n) && !strncmp(r.words[0][3] + n, b, n));
+        ck_assert_int_eq(r.words[0][3][2 * n], 'x');
+        ck_assert_uint_eq(strlen(r.words[0][4]), 2 * n + 1);
+        ck_assert_int_eq(r.words[0][4][n], '$');
+        ck_assert_uint_eq(strlen(r.words[0][5]), n + 1);
+        ck_assert_int_eq(r.words[0][5][0], 'x');
+        ck_assert_str_eq(r.words[0][5] + 1, b);
+        ck_assert_uint_eq(r.nwords[1], 2);
+        ck_assert_uint_eq(strlen(r.words[1][1]), 2 * n);
+        ck_assert(!strncmp(r.words[1][1], b, n) && !strcmp(r.words[1][1] + n, a));
+        for (size_t c = 0; c < r.n; c++)
+            for (size_t i = 0; i < r.nwords[c]; i++)
+                free(r.words[c][i]);
+        tg_sh_vars_release(&vs);
+        free(script);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -293,6 +401,8 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_splits_unquoted_expansions_into_fields);
     tcase_add_test(tc, shell_reads_bash_arrays);
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
+    tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
+    tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     suite_add_tcase(s, tc);
     return s;
 }
