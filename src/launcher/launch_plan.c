@@ -303,9 +303,15 @@ static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *
         return cmd->nwords;
     }
     p->torch = true;
-    snprintf(outer, sizeof(outer), "%s", p->launcher);
-    snprintf(p->launcher, sizeof(p->launcher), "%.12s%s%.30s", p->mpi ? outer : "",
-             p->mpi ? " + " : "", p->tr.launcher);
+    tg_launch_puts(outer, sizeof(outer), 0, p->launcher);
+    /* "%.12s + %.30s" of the outer launcher and torchrun's (under mpirun), else torchrun's */
+    size_t at = 0, n = strnlen(outer, 12);
+    if (p->mpi) {
+        at = tg_launch_put(p->launcher, sizeof(p->launcher), 0, outer, n);
+        at = tg_launch_put(p->launcher, sizeof(p->launcher), at, " + ", 3);
+    }
+    tg_launch_put(p->launcher, sizeof(p->launcher), at, p->tr.launcher,
+                  strnlen(p->tr.launcher, 30));
     return p->tr.script ? i + p->tr.script : cmd->nwords;
 }
 
@@ -355,7 +361,7 @@ int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
         if (run->prog == 0 || run->prog >= n)
             return 0;
         out->mpi = true;
-        snprintf(out->launcher, sizeof(out->launcher), "%s", run->launcher);
+        tg_launch_puts(out->launcher, sizeof(out->launcher), 0, run->launcher);
         i = run->prog;
     }
     int err = 0;

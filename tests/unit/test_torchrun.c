@@ -92,6 +92,11 @@ static const struct tcase cases[] = {
     {"an invalid --nnodes value is not a count",
      "{\"command\": [\"torchrun\", \"--nnodes=4:2\", \"t.py\"]}", 1, "torchrun", "?", 'f', "1", 'd',
      false, false},
+    {"names compared by length: --standalone=1 is no switch, --nnodesx another option",
+     "{\"command\": [\"torchrun\", \"--standalone=1\", \"--nnodesx\", \"3\", \"--nnodes=2\", "
+     "\"--nproc_per_nod\", \"4\", \"--nproc_per_node\", \"8\", \"--rdzv_backend=c10d\", "
+     "\"t.py\", \"--nnodes\", \"9\"]}",
+     1, "torchrun", "2:2", 'f', "8", 'f', false, true},
 };
 
 static char src_of(const struct tg_torch_opt *o)
