@@ -280,7 +280,9 @@ struct chunk {
     char data[];
 };
 
-#define SCRATCH_FIRST 1024
+/* The first block's data: the block with its header is 1 KiB, which malloc serves from its
+ * per-thread cache. */
+#define SCRATCH_FIRST (1024 - sizeof(struct chunk))
 
 /* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
 struct scratch {
@@ -966,12 +968,17 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
+    bool scratch; /* the texts live in the walk's scratch area (the words of the command being
+                     run, which live no longer than its raw words); reasons are malloc'd */
 };
 
 static void wordlist_release(struct wordlist *wl)
 {
-    for (size_t i = 0; i < wl->n; i++)
-        word_release(&wl->v[i]);
+    for (size_t i = 0; i < wl->n; i++) {
+        if (!wl->scratch)
+            free(wl->v[i].text);
+        free(wl->v[i].reason);
+    }
     free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
@@ -1022,7 +1029,13 @@ static void xp_end_field(struct xp *x, bool force)
     }
     sb_puts(&x->b, "");
     struct tg_sh_word *o = &wl->v[wl->n];
-    o->text = sb_take(&x->b);
+    if (wl->scratch) {
+        o->text = x->b.oom ? NULL : dupn(x->w, x->b.s, x->b.n);
+        if (x->b.s)
+            x->b.s[x->b.n = 0] = '\0'; /* the buffer is kept for the next field */
+    } else {
+        o->text = sb_take(&x->b);
+    }
     if (!o->text) {
         x->w->err = -ENOMEM;
         return;
@@ -1158,7 +1171,7 @@ static void wordlist_push(struct walk *w, struct wordlist *out, const char *text
         out->cap = cap;
     }
     struct tg_sh_word *o = &out->v[out->n];
-    o->text = strndup(text, len);
+    o->text = out->scratch ? dupn(w, text, len) : strndup(text, len);
     if (!o->text) {
         w->err = -ENOMEM;
         return;
@@ -1552,7 +1565,7 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         return;
     }
     /* the prefix assignments as they are, then the command's words split into fields */
-    struct wordlist words = {0};
+    struct wordlist words = {.scratch = true};
     for (size_t k = first; k < cmd->n && !w->err; k++)
         expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
     size_t nassign = i - first;

@@ -337,12 +337,13 @@ static char *repeat(char c, size_t n)
     return s;
 }
 
-/* Words the size of the reader's scratch blocks (1024 bytes, then doubling) and around them,
+/* Words the size of the reader's scratch blocks (992 bytes of data, then doubling) and around them,
  * in one part and in several, over several commands (the scratch area is emptied between
  * commands): each word comes out whole. */
 START_TEST(shell_reads_words_longer_than_a_scratch_block)
 {
-    static const size_t sizes[] = {1, 1015, 1016, 1023, 1024, 1025, 2047, 2048, 2049, 5000};
+    static const size_t sizes[] = {1,   490,  491,  495,  496,  984,  985,  990,  991,  992,
+                                   993, 1023, 1024, 1025, 1983, 1984, 1985, 2048, 3968, 5000};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         size_t n = sizes[k];
         char *a = repeat('a', n), *b = repeat('b', n);
@@ -353,16 +354,22 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
         ck_assert_ptr_nonnull(script);
         snprintf(script, len,
                  "w %s '%s' %s\"%s\"'x' \"%s\\$%s\" x${E}${E}${E}${E}${E}${E}${E}${E}${E}%s\n"
-                 "w %s\"%s\"\n",
+                 "w %s\"%s\"\n"
+                 "w $L\n",
                  a, b, a, b, a, b, b, b, a);
         struct whole r = {0};
         struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
         struct tg_sh_vars vs;
         tg_sh_vars_init(&vs);
         ck_assert_int_eq(tg_sh_vars_set(&vs, "E", "", NULL), 0);
+        char *l = malloc(2 * n + 2);
+        ck_assert_ptr_nonnull(l);
+        snprintf(l, 2 * n + 2, "%s %s", a, b);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "L", l, NULL), 0); /* $L: two fields */
+        free(l);
         ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
         ck_assert(!wk.script_error);
-        ck_assert_uint_eq(r.n, 2);
+        ck_assert_uint_eq(r.n, 3);
         ck_assert_uint_eq(r.nwords[0], 6);
         ck_assert_str_eq(r.words[0][1], a);
         ck_assert_str_eq(r.words[0][2], b);
@@ -377,6 +384,9 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
         ck_assert_uint_eq(r.nwords[1], 2);
         ck_assert_uint_eq(strlen(r.words[1][1]), 2 * n);
         ck_assert(!strncmp(r.words[1][1], b, n) && !strcmp(r.words[1][1] + n, a));
+        ck_assert_uint_eq(r.nwords[2], 3);
+        ck_assert_str_eq(r.words[2][1], a);
+        ck_assert_str_eq(r.words[2][2], b);
         for (size_t c = 0; c < r.n; c++)
             for (size_t i = 0; i < r.nwords[c]; i++)
                 free(r.words[c][i]);
