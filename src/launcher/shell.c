@@ -293,7 +293,9 @@ struct scratch {
 /* The walk: state shared by the lexer and the command reader of one script. */
 struct walk {
     struct tg_sh_walk *wk;
-    struct tg_sh_vars *vars;
+    struct tg_sh_vars *vars; /* read through this; written through vars_mut() */
+    bool borrowed;           /* vars are the outer shell's: copied into own on the first write */
+    struct tg_sh_vars own;
     int depth;
     size_t index;      /* simple commands seen so far */
     size_t argv_index; /* the container argv item this script came from */
@@ -1294,12 +1296,31 @@ static bool starts_opt(const struct tg_sh_word *w)
 
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line);
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
-                        int depth, size_t argv_index);
+                        bool borrowed, int depth, size_t argv_index);
+
+/* The variables, for writing. An inner shell (sh -c) starts with the outer shell's variables,
+ * and its assignments do not come back out: it reads the outer ones until its first write,
+ * which copies them. NULL (w->err set) on ENOMEM. */
+static struct tg_sh_vars *vars_mut(struct walk *w)
+{
+    if (w->borrowed) {
+        if (vars_copy(&w->own, w->vars) < 0) {
+            w->err = -ENOMEM;
+            return NULL;
+        }
+        w->vars = &w->own;
+        w->borrowed = false;
+    }
+    return w->vars;
+}
 
 static void set_from_word(struct walk *w, const char *name, const struct tg_sh_word *val)
 {
-    int rc = val->resolved ? tg_sh_vars_set(w->vars, name, val->text, NULL)
-                           : tg_sh_vars_set(w->vars, name, NULL, val->reason);
+    struct tg_sh_vars *vs = vars_mut(w);
+    if (!vs)
+        return;
+    int rc = val->resolved ? tg_sh_vars_set(vs, name, val->text, NULL)
+                           : tg_sh_vars_set(vs, name, NULL, val->reason);
     if (rc < 0)
         w->err = -ENOMEM;
 }
@@ -1323,7 +1344,7 @@ static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
                                      .reason = words[i].reason};
             set_from_word(w, name, &val);
         }
-        if (exp)
+        if (exp && vars_mut(w))
             tg_sh_vars_export(w->vars, name);
     }
 }
@@ -1428,17 +1449,11 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
         w->wk->script_error = true;
         return;
     }
-    /* the inner shell's assignments do not come back out */
-    struct tg_sh_vars inner;
-    if (vars_copy(&inner, w->vars) < 0) {
-        w->err = -ENOMEM;
-        return;
-    }
-    int rc =
-        parse_script(w->wk, words[j].text, &inner, w->depth + 1, w->depth == 0 ? j : w->argv_index);
+    /* the inner shell's assignments do not come back out (vars_mut) */
+    int rc = parse_script(w->wk, words[j].text, w->vars, true, w->depth + 1,
+                          w->depth == 0 ? j : w->argv_index);
     if (rc < 0)
         w->err = rc;
-    tg_sh_vars_release(&inner);
 }
 
 /* Reads one simple command of expanded words: the wrappers and builtins the shell reader
@@ -1709,7 +1724,8 @@ static void read_array(struct lex *lx, struct walk *w, const char *name, bool ap
     }
     char buf[TG_SH_REASON_MAX];
     snprintf(buf, sizeof(buf), "%s", why ? why : "");
-    if (!w->err && tg_sh_vars_set_array(w->vars, name, why ? NULL : elems.v, elems.n, buf) < 0)
+    if (!w->err && vars_mut(w) &&
+        tg_sh_vars_set_array(w->vars, name, why ? NULL : elems.v, elems.n, buf) < 0)
         w->err = -ENOMEM;
     wordlist_release(&elems);
 }
@@ -1801,9 +1817,10 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
 }
 
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
-                        int depth, size_t argv_index)
+                        bool borrowed, int depth, size_t argv_index)
 {
-    struct walk w = {.wk = wk, .vars = vars, .depth = depth, .argv_index = argv_index};
+    struct walk w = {
+        .wk = wk, .vars = vars, .borrowed = borrowed, .depth = depth, .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -1848,12 +1865,14 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     pending_clear(&pc);
     rwords_release(&pc.words);
     scratch_release(&w.sc);
+    if (w.vars == &w.own)
+        tg_sh_vars_release(&w.own);
     return w.err;
 }
 
 int tg_sh_walk_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars, int depth)
 {
-    return parse_script(wk, script, vars, depth, 0);
+    return parse_script(wk, script, vars, false, depth, 0);
 }
 
 int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_t argc,

@@ -398,6 +398,44 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
 }
 END_TEST
 
+/* An inner shell reads the outer shell's variables until it assigns one (then works on its own
+ * copy), at every depth; nothing it assigns or exports comes back out. */
+START_TEST(shell_inner_shells_keep_their_assignments)
+{
+    struct seen s = {0};
+    struct tg_sh_walk wk = {.on_command = record, .ctx = &s};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(
+        tg_sh_walk_script(&wk,
+                          "A=1\n"
+                          "sh -c 'echo $A; A=2; echo $A; export B=3; "
+                          "sh -c \"echo \\$A \\$B; A=4; C=(x y); echo \\$A \\${C[@]}\"; "
+                          "echo $A $C'\n"
+                          "sh -c 'sh -c \"echo \\$A\"'\n"
+                          "echo $A $B $C\n",
+                          &vs, 0),
+        0);
+    ck_assert_msg(!wk.script_error, "%s", wk.error);
+    ck_assert_uint_eq(s.n, 7);
+    ck_assert_str_eq(s.cmds[0], "echo 1");
+    ck_assert_str_eq(s.cmds[1], "echo 2");
+    ck_assert_str_eq(s.cmds[2], "echo 2 3");
+    ck_assert_int_eq(s.depth[2], 2);
+    ck_assert_str_eq(s.env[2], "B=3");
+    ck_assert_str_eq(s.cmds[3], "echo 4 x y");
+    ck_assert_str_eq(s.cmds[4], "echo 2 ?$C");
+    ck_assert_str_eq(s.cmds[5], "echo 1");
+    ck_assert_int_eq(s.depth[5], 2);
+    ck_assert_str_eq(s.cmds[6], "echo 1 ?$B ?$C");
+    ck_assert_str_eq(s.env[6], "");
+    ck_assert_str_eq(tg_sh_vars_get(&vs, "A")->value, "1");
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "B"));
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "C"));
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -413,6 +451,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
+    tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     suite_add_tcase(s, tc);
     return s;
 }
