@@ -291,13 +291,14 @@ static size_t read_nemo_cli(const struct tg_sh_word *w, size_t n, size_t i, stru
 
 /* torchrun (or python -m torch.distributed.run/.launch) from word i of cmd: its options, read by
  * the torchrun reader, then the script's word; n when it names none. -ENOMEM goes to *err. */
-static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p, int *err)
+static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p,
+                         struct tg_torchrun_memo *memo, int *err)
 {
     struct tg_sh_cmd sub = *cmd;
     char outer[sizeof(p->launcher)];
     sub.words = cmd->words + i;
     sub.nwords = cmd->nwords - i;
-    int rc = tg_torchrun_parse(&sub, &p->tr);
+    int rc = tg_torchrun_parse_memo(memo, &sub, &p->tr);
     if (rc <= 0) {
         *err = rc;
         return cmd->nwords;
@@ -317,7 +318,8 @@ static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *
 
 /* The program's first word after the launchers from word i of cmd, or cmd->nwords. */
 static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p,
-                             const struct tg_plan_files *files, const char *cwd, int *err)
+                             const struct tg_plan_files *files, const char *cwd,
+                             struct tg_torchrun_memo *memo, int *err)
 {
     const struct tg_sh_word *w = cmd->words;
     size_t n = cmd->nwords;
@@ -334,11 +336,11 @@ static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_pl
     if (!strcmp(b, "nemo"))
         return read_nemo_cli(w, n, i, p);
     if (!strcmp(b, "torchrun"))
-        return read_torch(cmd, i, p, err);
+        return read_torch(cmd, i, p, memo, err);
     if (is_python(w[i].text)) {
         size_t s = read_python(w, n, i, &module);
         if (s < n && module && !strncmp(w[s].text, "torch.distributed.", 18))
-            return read_torch(cmd, i, p, err);
+            return read_torch(cmd, i, p, memo, err);
         if (s < n && !p->mpi && !p->deepspeed && !p->accelerate)
             p->direct = true;
         return s;
@@ -349,7 +351,8 @@ static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_pl
 }
 
 int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
-                  const struct tg_plan_files *files, const char *cwd, struct tg_plan *out)
+                  const struct tg_plan_files *files, const char *cwd,
+                  struct tg_torchrun_memo *torch, struct tg_plan *out)
 {
     size_t i = 0, n = cmd->nwords;
     memset(out, 0, sizeof(*out));
@@ -365,7 +368,7 @@ int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
         i = run->prog;
     }
     int err = 0;
-    size_t prog = read_launchers(cmd, i, out, files, cwd, &err);
+    size_t prog = read_launchers(cmd, i, out, files, cwd, torch, &err);
     if (err < 0)
         return err;
     if (prog >= n)

@@ -221,6 +221,23 @@ int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
     return 1;
 }
 
+int tg_torchrun_parse_memo(struct tg_torchrun_memo *memo, const struct tg_sh_cmd *cmd,
+                           struct tg_torchrun *out)
+{
+    if (memo && memo->words && memo->words == cmd->words && memo->nwords == cmd->nwords) {
+        *out = memo->r;
+        return memo->rc;
+    }
+    int rc = tg_torchrun_parse(cmd, out);
+    if (memo && rc >= 0) {
+        memo->words = cmd->words;
+        memo->nwords = cmd->nwords;
+        memo->rc = rc;
+        memo->r = *out;
+    }
+    return rc;
+}
+
 /* A non-negative decimal count, all of s. */
 static bool count(const char *s, long long *n)
 {
