@@ -140,15 +140,26 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
             return 0;
     }
     struct tg_plan_files files = {.v = lw->files, .n = lw->nfiles};
-    int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, &p);
-    if (rc <= 0 || l->nplans >= TG_LAUNCH_MAX_RUNS)
+    if (l->nplans >= TG_LAUNCH_MAX_RUNS) {
+        /* no room to keep it: read for its errors only */
+        int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, &p);
         return rc < 0 ? rc : 0;
-    p.mpi_run = run ? l->nruns - 1 : 0;
-    struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    l->plans = v;
-    l->plans[l->nplans++] = p;
+    }
+    /* read in place at the end of the plans (a plan is several KiB: no copy), and kept when
+     * it is one */
+    if (l->nplans == l->cap_plans) {
+        struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        l->plans = v;
+        l->cap_plans = l->nplans + 1;
+    }
+    struct tg_plan *np = &l->plans[l->nplans];
+    int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, np);
+    if (rc <= 0)
+        return rc;
+    np->mpi_run = run ? l->nruns - 1 : 0;
+    l->nplans++;
     return 0;
 }
 

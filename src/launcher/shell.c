@@ -1261,7 +1261,7 @@ static const char *const reserved_stop[] = {"for", "case", "select", "function",
 static bool in_list(const char *s, const char *const *list)
 {
     for (size_t i = 0; list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
+        if (s[0] == list[i][0] && strcmp(s, list[i]) == 0)
             return true;
     return false;
 }
@@ -1456,6 +1456,51 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
         w->err = rc;
 }
 
+/* The commands process_words interprets, by kind. */
+enum wrapper {
+    W_NONE, /* any other command: the callback's */
+    W_EXEC,
+    W_TIME,
+    W_PLAIN, /* nohup, command, builtin, xargs: the command follows */
+    W_TIMEOUT,
+    W_ENV,
+    W_OPTS, /* nice, stdbuf, sudo, numactl, taskset: options, then the command */
+    W_EXPORT,
+    W_SHELL,
+};
+
+struct wrapper_name {
+    const char *name;
+    size_t len;
+    enum wrapper kind;
+};
+
+#define WRAPPER(name, kind)                                                                        \
+    {                                                                                              \
+        name, sizeof(name) - 1, kind                                                               \
+    }
+
+static const struct wrapper_name wrappers[] = {
+    WRAPPER("exec", W_EXEC),       WRAPPER("time", W_TIME),      WRAPPER("nohup", W_PLAIN),
+    WRAPPER("command", W_PLAIN),   WRAPPER("builtin", W_PLAIN),  WRAPPER("xargs", W_PLAIN),
+    WRAPPER("timeout", W_TIMEOUT), WRAPPER("env", W_ENV),        WRAPPER("nice", W_OPTS),
+    WRAPPER("stdbuf", W_OPTS),     WRAPPER("sudo", W_OPTS),      WRAPPER("numactl", W_OPTS),
+    WRAPPER("taskset", W_OPTS),    WRAPPER("export", W_EXPORT),  WRAPPER("readonly", W_EXPORT),
+    WRAPPER("declare", W_EXPORT),  WRAPPER("typeset", W_EXPORT), WRAPPER("local", W_EXPORT),
+    WRAPPER("sh", W_SHELL),        WRAPPER("bash", W_SHELL),     WRAPPER("dash", W_SHELL),
+    WRAPPER("ash", W_SHELL),       WRAPPER("zsh", W_SHELL),      WRAPPER("ksh", W_SHELL),
+};
+
+/* What the command named b (a base name) is to the reader. */
+static enum wrapper wrapper_of(const char *b)
+{
+    size_t len = strlen(b);
+    for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
+        if (wrappers[k].len == len && memcmp(wrappers[k].name, b, len) == 0)
+            return wrappers[k].kind;
+    return W_NONE;
+}
+
 /* Reads one simple command of expanded words: the wrappers and builtins the shell reader
  * interprets, `sh -c` scripts; any other command goes to the callback. */
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line)
@@ -1466,18 +1511,18 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
         if (!cur->resolved)
             break; /* $MPIRUN: what runs is unknown (the callback is told so) */
         const char *b = base_name(cur->text);
-        if (strcmp(b, "exec") == 0) {
+        enum wrapper kind = wrapper_of(b);
+        if (kind == W_EXEC) {
             i++;
             while (i < n && starts_opt(&words[i]))
                 i += strcmp(words[i].text, "-a") == 0 ? 2 : 1;
-        } else if (strcmp(b, "time") == 0) {
+        } else if (kind == W_TIME) {
             i++;
             while (i < n && starts_opt(&words[i]))
                 i++;
-        } else if (strcmp(b, "nohup") == 0 || strcmp(b, "command") == 0 ||
-                   strcmp(b, "builtin") == 0 || strcmp(b, "xargs") == 0) {
+        } else if (kind == W_PLAIN) {
             i++;
-        } else if (strcmp(b, "timeout") == 0) {
+        } else if (kind == W_TIMEOUT) {
             /* GNU coreutils timeout [OPTION] DURATION COMMAND */
             i++;
             while (i < n && starts_opt(&words[i])) {
@@ -1488,7 +1533,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                          : 1;
             }
             i++;
-        } else if (strcmp(b, "env") == 0) {
+        } else if (kind == W_ENV) {
             /* env [-i] [-u NAME] [NAME=VALUE]... COMMAND: the assignments reach the command's
              * environment, not the words the shell already expanded. */
             i++;
@@ -1513,8 +1558,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                 else
                     break;
             }
-        } else if (strcmp(b, "nice") == 0 || strcmp(b, "stdbuf") == 0 || strcmp(b, "sudo") == 0 ||
-                   strcmp(b, "numactl") == 0 || strcmp(b, "taskset") == 0) {
+        } else if (kind == W_OPTS) {
             /* short options that take a separate value, per wrapper */
             const char *withval = !strcmp(b, "nice")      ? "n"
                                   : !strcmp(b, "stdbuf")  ? "ioe"
@@ -1529,13 +1573,10 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             }
             if (ts)
                 i++; /* the CPU mask */
-        } else if (strcmp(b, "export") == 0 || strcmp(b, "readonly") == 0 ||
-                   strcmp(b, "declare") == 0 || strcmp(b, "typeset") == 0 ||
-                   strcmp(b, "local") == 0) {
+        } else if (kind == W_EXPORT) {
             run_export(w, words + i, n - i);
             return 0;
-        } else if (strcmp(b, "sh") == 0 || strcmp(b, "bash") == 0 || strcmp(b, "dash") == 0 ||
-                   strcmp(b, "ash") == 0 || strcmp(b, "zsh") == 0 || strcmp(b, "ksh") == 0) {
+        } else if (kind == W_SHELL) {
             run_shell(w, words, n, i);
             return 0;
         } else {

@@ -458,6 +458,35 @@ START_TEST(plan_names_the_launchers)
 }
 END_TEST
 
+/* Plans are kept in the order of their commands, commands that are no training launch in
+ * between (python -c, a plain script) leave none, and the 17th launch is not kept. */
+START_TEST(plan_keeps_sixteen_launches_in_order)
+{
+    char script[4096];
+    size_t at = 0;
+    for (int i = 1; i <= 17; i++)
+        at += (size_t)snprintf(script + at, sizeof(script) - at,
+                               "python -c 'print(%d)'\npython3 x%d.py\n"
+                               "python pretrain_gpt.py --micro-batch-size %d\n",
+                               i, i, i);
+    struct tg_sh_word argv[] = {{"bash", true, NULL}, {"-c", true, NULL}, {script, true, NULL}};
+    struct tg_sh_vars vs;
+    struct tg_launch l;
+    tg_sh_vars_init(&vs);
+    tg_launch_init(&l);
+    ck_assert_int_eq(tg_launch_parse_words(argv, 3, &vs, TG_MPI_OPENMPI, &l), 0);
+    ck_assert_uint_eq(l.nplans, 16);
+    for (size_t i = 0; i < 16; i++) {
+        ck_assert_int_eq(l.plans[i].fw, TG_PLAN_FW_MEGATRON);
+        ck_assert_str_eq(l.plans[i].program, "pretrain_gpt.py");
+        ck_assert_int_eq(l.plans[i].micro.value, (long long)i + 1);
+        ck_assert_int_eq(l.plans[i].line, (int)(3 * i + 3));
+    }
+    tg_launch_release(&l);
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_plan_suite(void);
 Suite *tg_test_plan_suite(void)
 {
@@ -467,6 +496,7 @@ Suite *tg_test_plan_suite(void)
     tcase_add_test(tc, plan_value_read_cuts_as_snprintf_did);
     tcase_add_test(tc, plan_flags_are_whole_names);
     tcase_add_test(tc, plan_names_the_launchers);
+    tcase_add_test(tc, plan_keeps_sixteen_launches_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

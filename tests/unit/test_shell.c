@@ -436,6 +436,41 @@ START_TEST(shell_inner_shells_keep_their_assignments)
 }
 END_TEST
 
+/* Every wrapper and builtin the reader interprets, by its name (in any directory), and names
+ * that only look like one: those are commands of their own. */
+START_TEST(shell_knows_its_wrappers_by_name)
+{
+    struct seen s = {0};
+    walk("exec -a x /usr/bin/time -p nohup command builtin xargs a1\n"
+         "timeout -s KILL 5 env -u X Y=1 nice -n 5 stdbuf -o L sudo -u u numactl -N 0 "
+         "taskset 3 a2\n"
+         "execs a3; times a4; envy a5; nic a6; sudo- a7; exports A=1\n",
+         &s);
+    ck_assert_uint_eq(s.n, 8);
+    ck_assert_str_eq(s.cmds[0], "a1");
+    ck_assert_str_eq(s.cmds[1], "a2");
+    ck_assert_str_eq(s.env[1], "Y=1");
+    ck_assert_str_eq(s.cmds[2], "execs a3");
+    ck_assert_str_eq(s.cmds[3], "times a4");
+    ck_assert_str_eq(s.cmds[4], "envy a5");
+    ck_assert_str_eq(s.cmds[5], "nic a6");
+    ck_assert_str_eq(s.cmds[6], "sudo- a7");
+    ck_assert_str_eq(s.cmds[7], "exports A=1");
+    struct seen t = {0};
+    walk("bash5 -c 'a8'\n"
+         "/bin/export B=2; local C=3; readonly D=4; declare -x E=5; typeset F=6\n"
+         "zsh -c 'ksh -c \"a9 $B$C$D$E$F\"'; dash -c a10; ash -c a11\n",
+         &t);
+    ck_assert_uint_eq(t.n, 4);
+    ck_assert_str_eq(t.cmds[0], "bash5 -c a8");
+    ck_assert_str_eq(t.cmds[1], "a9 23456");
+    ck_assert_int_eq(t.depth[1], 3);
+    ck_assert_str_eq(t.env[1], "B=2 E=5");
+    ck_assert_str_eq(t.cmds[2], "a10");
+    ck_assert_str_eq(t.cmds[3], "a11");
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -452,6 +487,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
+    tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     suite_add_tcase(s, tc);
     return s;
 }
