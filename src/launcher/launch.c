@@ -378,9 +378,13 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
 
 /* ---- containers -------------------------------------------------------------------------------*/
 
+/* "$NAME is set from valueFrom, unknown at admission", NAME cut at 60 bytes. */
 static void valuefrom_why(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "$%.60s is set from valueFrom, unknown at admission", name);
+    static const char tail[] = " is set from valueFrom, unknown at admission";
+    size_t at = tg_launch_put(buf, len, 0, "$", 1);
+    at = tg_launch_put(buf, len, at, name, strnlen(name, 60));
+    tg_launch_put(buf, len, at, tail, sizeof(tail) - 1);
 }
 
 /* The container's env as exported shell variables; a valueFrom value is unknown, with why. */
@@ -438,7 +442,8 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
  * documented in docs/launcher.md. */
 static bool mentions_launcher(json_t *container)
 {
-    static const char *const lists[] = {"command", "args", "env"};
+    /* args first: where a launch line usually is (command is often only a shell and -c) */
+    static const char *const lists[] = {"args", "command", "env"};
     for (size_t l = 0; l < 3; l++) {
         json_t *arr = json_object_get(container, lists[l]);
         size_t i;
