@@ -370,6 +370,20 @@ static void scratch_reset(struct scratch *sc)
     sc->last = NULL;
 }
 
+/* n bytes of scratch: from the newest block when it has room (the usual case), else
+ * sc_grow's new block. */
+static inline void *sc_alloc(struct walk *w, size_t n)
+{
+    struct chunk *c = w->sc.top;
+    if (c && n < c->cap && align8(n) <= c->cap - c->used) {
+        char *q = c->data + c->used;
+        c->used += align8(n);
+        w->sc.last = q;
+        return q;
+    }
+    return sc_grow(w, NULL, 0, n);
+}
+
 static void scratch_release(struct scratch *sc)
 {
     scratch_reset(sc);
@@ -380,7 +394,7 @@ static void scratch_release(struct scratch *sc)
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
 {
     if (rw->n == rw->cap) {
-        size_t cap = rw->cap ? rw->cap * 2 : 4;
+        size_t cap = rw->cap ? rw->cap * 2 : 1; /* most words are one segment */
         struct seg *v = sc_grow(w, rw->v, rw->cap * sizeof(*v), cap * sizeof(*v));
         if (!v)
             return NULL;
@@ -395,7 +409,7 @@ static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind
 
 static char *dupn(struct walk *w, const char *s, size_t len)
 {
-    char *d = sc_grow(w, NULL, 0, len + 1);
+    char *d = sc_alloc(w, len + 1);
     if (d) {
         memcpy(d, s, len);
         d[len] = '\0';
@@ -656,16 +670,18 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* Bytes that end a word (1), and those a word treats specially (2): backslash, quotes, $ and `. */
+/* Bytes that end a word (1, and 3 for the operators ; & | ( )), and those a word treats
+ * specially (2): backslash, quotes, $ and `. */
 static const unsigned char word_class[256] = {
-    ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 1,
-    ['&'] = 1,  ['|'] = 1,  ['('] = 1,  [')'] = 1,  ['<'] = 1,  ['>'] = 1,
+    ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 3,
+    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 1,  ['>'] = 1,
     ['\\'] = 2, ['\''] = 2, ['"'] = 2,  ['$'] = 2,  ['`'] = 2,
 };
 
 static bool ends_word(char c)
 {
-    return word_class[(unsigned char)c] == 1;
+    unsigned char k = word_class[(unsigned char)c];
+    return k == 1 || k == 3;
 }
 
 /* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). */
@@ -703,7 +719,7 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         lx->io_number = -1;
         return TOK_REDIR;
     }
-    if (strchr(";&|()", *p)) {
+    if (word_class[(unsigned char)*p] == 3) { /* ; & | ( ) */
         lx->p += (p[1] == p[0] && *p != '(' && *p != ')') || (p[0] == '|' && p[1] == '&') ? 2 : 1;
         return TOK_SEP;
     }
@@ -753,7 +769,7 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
             /* A run of plain characters goes in at once: the same segment as one by one. */
             size_t n = 1;
             while (!word_class[(unsigned char)lx->p[n]])
-                n++;
+                n++; /* up to an end (1, 3) or a special byte (2) */
             rword_lit(w, rw, lx->p, n, false);
             lx->p += n;
         }
