@@ -395,7 +395,8 @@ static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind
 {
     if (rw->n == rw->cap) {
         size_t cap = rw->cap ? rw->cap * 2 : 1; /* most words are one segment */
-        struct seg *v = sc_grow(w, rw->v, rw->cap * sizeof(*v), cap * sizeof(*v));
+        struct seg *v = rw->v ? sc_grow(w, rw->v, rw->cap * sizeof(*v), cap * sizeof(*v))
+                              : sc_alloc(w, sizeof(*v));
         if (!v)
             return NULL;
         rw->v = v;
