@@ -21,12 +21,6 @@ static const char *base(const char *path)
     return s ? s + 1 : path;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
 /* python, python3, python3.11 (not pythonic-tool) */
 static bool is_python(const char *word)
 {
@@ -52,9 +46,12 @@ static bool in_list(const char *w, const char *const *list)
 bool tg_plan_is_command(const char *word)
 {
     const char *b = base(word);
-    return tg_launcher_is_mpi(word) || is_python(word) || !strcmp(b, "torchrun") ||
-           !strcmp(b, "deepspeed") || !strcmp(b, "accelerate") || !strcmp(b, "nemo") ||
-           ends_with(b, ".py");
+    size_t n = strlen(b);
+    /* torchrun, deepspeed, accelerate, nemo, told by length first */
+    bool named = (n == 8 && !memcmp(b, "torchrun", 8)) || (n == 9 && !memcmp(b, "deepspeed", 9)) ||
+                 (n == 10 && !memcmp(b, "accelerate", 10)) || (n == 4 && !memcmp(b, "nemo", 4));
+    return named || tg_launcher_is_mpi(word) || is_python(word) ||
+           (n >= 3 && !memcmp(b + n - 3, ".py", 3));
 }
 
 const char *tg_plan_fw_name(enum tg_plan_fw fw)

@@ -349,15 +349,21 @@ static const struct opt horovod_opts[] = {
     {NULL, 0, 0, 0},
 };
 
-static const char *const launchers[] = {
-    "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "horovodrun", NULL};
+static const struct {
+    const char *name;
+    size_t len;
+} launchers[] = {
+    {"mpirun", 6},  {"mpiexec", 7}, {"mpiexec.hydra", 13},
+    {"orterun", 7}, {"prterun", 7}, {"horovodrun", 10},
+};
 
 bool tg_launcher_is_mpi(const char *word)
 {
     const char *b = strrchr(word, '/');
     b = b ? b + 1 : word;
-    for (size_t i = 0; launchers[i]; i++)
-        if (strcmp(b, launchers[i]) == 0)
+    size_t len = strlen(b);
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+        if (launchers[i].len == len && memcmp(b, launchers[i].name, len) == 0)
             return true;
     return false;
 }

@@ -487,6 +487,31 @@ START_TEST(plan_keeps_sixteen_launches_in_order)
 }
 END_TEST
 
+/* The command words that may start a training launch, in any directory, and near names. */
+START_TEST(plan_knows_its_commands)
+{
+    static const char *const yes[] = {
+        "torchrun",      "/usr/bin/torchrun", "deepspeed", "accelerate", "nemo",   "t.py",
+        ".py",           "/a/b/pretrain.py",  "python",    "python3.11", "mpirun", "/opt/mpiexec",
+        "mpiexec.hydra", "orterun",           "prterun",   "horovodrun",
+    };
+    static const char *const no[] = {
+        "torchrunx", "torchru", "deepspeed2", "accelerat", "nemo2",   "nem",
+        "py",        "t.pyc",   "pythonx",    "mpiru",     "mpirun2", "mpiexec.hydr",
+        "horovod",   "",        "/usr/bin/",  "sh",
+    };
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        ck_assert_msg(tg_plan_is_command(yes[i]), "%s", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        ck_assert_msg(!tg_plan_is_command(no[i]), "%s", no[i]);
+    ck_assert(tg_launcher_is_mpi("/opt/amazon/openmpi/bin/mpirun"));
+    ck_assert(tg_launcher_is_mpi("mpiexec.hydra"));
+    ck_assert(!tg_launcher_is_mpi("mpiexec.hydra2"));
+    ck_assert(!tg_launcher_is_mpi("mpi"));
+    ck_assert(!tg_launcher_is_mpi("torchrun"));
+}
+END_TEST
+
 Suite *tg_test_plan_suite(void);
 Suite *tg_test_plan_suite(void)
 {
@@ -497,6 +522,7 @@ Suite *tg_test_plan_suite(void)
     tcase_add_test(tc, plan_flags_are_whole_names);
     tcase_add_test(tc, plan_names_the_launchers);
     tcase_add_test(tc, plan_keeps_sixteen_launches_in_order);
+    tcase_add_test(tc, plan_knows_its_commands);
     suite_add_tcase(s, tc);
     return s;
 }
