@@ -1426,6 +1426,34 @@ int tg_sh_cmd_env(const struct tg_sh_cmd *cmd, struct tg_sh_env *out)
     return 0;
 }
 
+bool tg_sh_cmd_getenv(const struct tg_sh_cmd *cmd, const char *name, const char **value)
+{
+    const struct tg_sh_word *lists[2] = {cmd->prefix, cmd->env_args};
+    size_t counts[2] = {cmd->nprefix, cmd->nenv_args};
+    size_t nl = strlen(name);
+    /* the last entry: env(1) arguments, then prefix assignments, each from its end */
+    for (size_t k = 2; k-- > 0;) {
+        for (size_t i = counts[k]; i-- > 0;) {
+            const char *t = lists[k][i].text;
+            size_t len = name_len(t);
+            if (len && t[len] == '=' && len == nl && !memcmp(t, name, nl)) {
+                *value = lists[k][i].resolved ? t + len + 1 : NULL;
+                return true;
+            }
+        }
+    }
+    if (cmd->env_cleared)
+        return false;
+    for (size_t i = cmd->vars->n; i-- > 0;) {
+        const struct tg_sh_var *v = &cmd->vars->v[i];
+        if (v->exported && !strcmp(v->name, name)) {
+            *value = v->value;
+            return true;
+        }
+    }
+    return false;
+}
+
 void tg_sh_env_release(struct tg_sh_env *env)
 {
     free(env->v);

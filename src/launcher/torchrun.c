@@ -173,33 +173,23 @@ static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_to
     }
 }
 
-/* The last entry of name in env, as the torchrun process sees it. */
-static const struct tg_sh_env_var *env_find(const struct tg_sh_env *env, const char *name)
+/* torchrun's env action: an option not on the command line takes PET_<OPTION> (its last entry
+ * in the environment the torchrun process starts with). */
+static void opt_from_env(struct tg_torch_opt *o, const struct tg_sh_cmd *cmd, const char *name)
 {
-    for (size_t i = env->n; i-- > 0;) {
-        if (env->v[i].namelen == strlen(name) && !strncmp(env->v[i].name, name, env->v[i].namelen))
-            return &env->v[i];
-    }
-    return NULL;
-}
-
-/* torchrun's env action: an option not on the command line takes PET_<OPTION>. */
-static void opt_from_env(struct tg_torch_opt *o, const struct tg_sh_env *env, const char *name)
-{
-    const struct tg_sh_env_var *e = env_find(env, name);
-    if (o->set || !e)
+    const char *value;
+    if (o->set || !tg_sh_cmd_getenv(cmd, name, &value))
         return;
     o->set = o->from_env = true;
-    o->resolved = e->value != NULL;
+    o->resolved = value != NULL;
     snprintf(o->env_name, sizeof(o->env_name), "%s", name);
-    snprintf(o->text, sizeof(o->text), "%s", e->value ? e->value : "");
-    if (!e->value)
+    snprintf(o->text, sizeof(o->text), "%s", value ? value : "");
+    if (!value)
         snprintf(o->reason, sizeof(o->reason), "%s is not known at admission", name);
 }
 
 int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
 {
-    struct tg_sh_env env;
     memset(out, 0, sizeof(*out));
     size_t start = torch_start(cmd, out->launcher, sizeof(out->launcher));
     if (start == 0)
@@ -209,15 +199,12 @@ int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
     out->index = cmd->index;
     out->argv_index = cmd->argv_index;
     read_options(cmd, start, out);
-    if (tg_sh_cmd_env(cmd, &env) < 0)
-        return -ENOMEM;
-    opt_from_env(&out->nnodes, &env, "PET_NNODES");
-    opt_from_env(&out->nproc, &env, "PET_NPROC_PER_NODE");
-    const struct tg_sh_env_var *sa = env_find(&env, "PET_STANDALONE");
-    if (sa && sa->value && !strcmp(sa->value, "1"))
+    opt_from_env(&out->nnodes, cmd, "PET_NNODES");
+    opt_from_env(&out->nproc, cmd, "PET_NPROC_PER_NODE");
+    const char *sa;
+    if (tg_sh_cmd_getenv(cmd, "PET_STANDALONE", &sa) && sa && !strcmp(sa, "1"))
         out->standalone = true;
-    out->rdzv |= env_find(&env, "PET_RDZV_ENDPOINT") != NULL;
-    tg_sh_env_release(&env);
+    out->rdzv |= tg_sh_cmd_getenv(cmd, "PET_RDZV_ENDPOINT", &sa);
     return 1;
 }
 

@@ -471,6 +471,58 @@ START_TEST(shell_knows_its_wrappers_by_name)
 }
 END_TEST
 
+/* tg_sh_cmd_getenv answers as the last entry of tg_sh_cmd_env's array does, for every name. */
+static int check_getenv(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    static const char *const names[] = {"A", "B", "C", "D", "E", "AB", "U", "Z"};
+    size_t *n = ctx;
+    struct tg_sh_env env;
+    ck_assert_int_eq(tg_sh_cmd_env(cmd, &env), 0);
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        const struct tg_sh_env_var *last = NULL;
+        for (size_t i = 0; i < env.n; i++)
+            if (env.v[i].namelen == strlen(names[k]) &&
+                !strncmp(env.v[i].name, names[k], env.v[i].namelen))
+                last = &env.v[i];
+        const char *value = "untouched";
+        bool found = tg_sh_cmd_getenv(cmd, names[k], &value);
+        ck_assert_msg(found == (last != NULL), "command %zu: %s", *n, names[k]);
+        if (last && last->value)
+            ck_assert_str_eq(value, last->value);
+        else if (last)
+            ck_assert_ptr_null(value);
+    }
+    tg_sh_env_release(&env);
+    (*n)++;
+    return 0;
+}
+
+START_TEST(shell_getenv_is_the_last_entry_of_the_env)
+{
+    size_t n = 0;
+    struct tg_sh_walk wk = {.on_command = check_getenv, .ctx = &n};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "A", "1", NULL), 0);
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "U", NULL, "U unknown"), 0);
+    tg_sh_vars_export(&vs, "A");
+    tg_sh_vars_export(&vs, "U");
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "B", "2", NULL), 0); /* not exported */
+    ck_assert_int_eq(tg_sh_walk_script(&wk,
+                                       "run\n"
+                                       "A=3 B=4 run\n"
+                                       "A=5 A=6 C=$(x) run\n"
+                                       "env A=7 AB=8 A=9 run\n"
+                                       "D=1 env -i E=2 run\n"
+                                       "env -u A run\n"
+                                       "export Z=10; A= run\n",
+                                       &vs, 0),
+                     0);
+    ck_assert_uint_eq(n, 7);
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -488,6 +540,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
+    tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
     suite_add_tcase(s, tc);
     return s;
 }
