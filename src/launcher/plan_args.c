@@ -509,8 +509,8 @@ static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, siz
                                         "-cn",           "--config-dir",  "-cd"};
     static const size_t lens[] = {13, 13, 3, 3, 12, 3};
     const char *t = argv[i].text;
-    if (t[0] != '-')
-        return 0; /* every name starts with '-' */
+    if (t[0] != '-' || (t[1] != 'c' && strncmp(t, "--config-", 9)))
+        return 0; /* every name starts with -c or --config- */
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         size_t n = lens[k];
         if (strncmp(t, names[k], n) || (t[n] != '\0' && t[n] != '='))

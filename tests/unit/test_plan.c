@@ -512,6 +512,35 @@ START_TEST(plan_knows_its_commands)
 }
 END_TEST
 
+/* Hydra's own flags, in both forms, and names that only start like them. */
+START_TEST(plan_reads_hydra_flags)
+{
+    struct tg_sh_word argv[] = {
+        {"megatron_gpt_pretraining.py", true, NULL},
+        {"-cp", true, NULL},
+        {"/conf", true, NULL},
+        {"-cn=gpt", true, NULL},
+        {"--config-dir=/d", true, NULL},
+        {"-cd", true, NULL},
+        {"/e", true, NULL},
+        {"--config-nam", true, NULL},
+        {"x", true, NULL},
+        {"-c", true, NULL},
+        {"y", true, NULL},
+        {"--config-names=z", true, NULL},
+        {"-cpu", true, NULL},
+        {"model.tensor_model_parallel_size=2", true, NULL},
+    };
+    struct tg_plan p;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(argv, sizeof(argv) / sizeof(argv[0]), NULL, NULL, &p), 0);
+    ck_assert_int_eq(p.fw, TG_PLAN_FW_NEMO1);
+    ck_assert_str_eq(p.config, "-cp=/conf -cn=gpt --config-dir=/d -cd=/e");
+    ck_assert_int_eq(p.tp.value, 2);
+    ck_assert_int_eq(p.pp.state, TG_PV_UNKNOWN);
+}
+END_TEST
+
 Suite *tg_test_plan_suite(void);
 Suite *tg_test_plan_suite(void)
 {
@@ -523,6 +552,7 @@ Suite *tg_test_plan_suite(void)
     tcase_add_test(tc, plan_names_the_launchers);
     tcase_add_test(tc, plan_keeps_sixteen_launches_in_order);
     tcase_add_test(tc, plan_knows_its_commands);
+    tcase_add_test(tc, plan_reads_hydra_flags);
     suite_add_tcase(s, tc);
     return s;
 }
