@@ -450,7 +450,9 @@ static bool mentions_launcher(json_t *container)
         json_t *item;
         json_array_foreach (arr, i, item) {
             const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
-            for (size_t r = 0; s && r < sizeof(readers) / sizeof(readers[0]); r++) {
+            /* the last row first: the plan reader's words (parallel, batch) are on most launch
+             * lines, whichever launcher starts them */
+            for (size_t r = sizeof(readers) / sizeof(readers[0]); s && r-- > 0;) {
                 for (const char *const *m = readers[r].mentions; *m; m++) {
                     if (strstr(s, *m))
                         return true;
