@@ -1050,8 +1050,10 @@ static void xp_end_field(struct xp *x, bool force)
     struct tg_sh_word *o = &wl->v[wl->n];
     if (wl->scratch) {
         o->text = x->b.oom ? NULL : dupn(x->w, x->b.s, x->b.n);
-        if (x->b.s)
-            x->b.s[x->b.n = 0] = '\0'; /* the buffer is kept for the next field */
+        if (x->b.s) { /* the buffer is kept for the next field */
+            x->b.n = 0;
+            x->b.s[0] = '\0';
+        }
     } else {
         o->text = sb_take(&x->b);
     }
