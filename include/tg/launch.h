@@ -39,6 +39,7 @@ struct tg_launch {
     struct tg_plan
         *plans; /* training launches read for the parallel plan (include/tg/launch_plan.h) */
     size_t nplans;
+    size_t cap_plans;          /* plans allocated (a command is read into the one after the last) */
     struct tg_torchrun *torch; /* torchrun, python -m torch.distributed.run / .launch */
     size_t ntorch;
     bool script_error; /* unterminated quote or similar: reading stopped there */

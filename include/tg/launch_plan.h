@@ -161,11 +161,12 @@ bool tg_plan_is_command(const char *word);
 /* Reads the plan of one simple command. run is the MPI launcher the command runs (NULL when it
  * is not one; its prog tells where its program starts), files what the script wrote before the
  * command, cwd the directory the command runs in (NULL: the container's starting directory, not
- * known). Returns 1 when the command runs a training launch (out filled), 0 when it does not,
- * -ENOMEM. */
+ * known), torch the torchrun reads of this command so far (include/tg/torchrun.h; NULL: none).
+ * Returns 1 when the command runs a training launch (out filled), 0 when it does not, -ENOMEM. */
 struct tg_mpirun;
 int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
-                  const struct tg_plan_files *files, const char *cwd, struct tg_plan *out);
+                  const struct tg_plan_files *files, const char *cwd,
+                  struct tg_torchrun_memo *torch, struct tg_plan *out);
 
 /* Is v given and known (state SET)? */
 static inline bool tg_pv_known(const struct tg_plan_value *v)

@@ -7,6 +7,7 @@
 #define TG_LAUNCH_VALUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tg/shell.h"
 
@@ -24,5 +25,19 @@ struct tg_launch_value {
 /* Sets v from the count word w of option opt (named in the reason: "-np 'x' is not a process
  * count"); v is then set, and resolved or not. */
 void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w, const char *opt);
+
+/* Writes n bytes of s at dst + at (dst holds size bytes, at of them already written) and
+ * terminates it, cut where snprintf(dst, size, ...) would cut: the fixed-size text of the launch
+ * readers without a format string. Returns the new length of dst. */
+size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n);
+
+/* The same for the string s. */
+static inline size_t tg_launch_puts(char *dst, size_t size, size_t at, const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return tg_launch_put(dst, size, at, s, n);
+}
 
 #endif

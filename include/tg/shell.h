@@ -114,6 +114,10 @@ struct tg_sh_env {
 int tg_sh_cmd_env(const struct tg_sh_cmd *cmd, struct tg_sh_env *out);
 void tg_sh_env_release(struct tg_sh_env *env);
 
+/* One variable of that environment without building it: true when name is in it, *value then
+ * the value the process sees (its last entry; NULL: unknown). */
+bool tg_sh_cmd_getenv(const struct tg_sh_cmd *cmd, const char *name, const char **value);
+
 /* The walk over one container command line. The caller sets on_command and ctx; the walk sets
  * script_error and error when reading stopped early (unterminated quote, `$(` or `${`, or
  * scripts nested deeper than TG_SH_MAX_DEPTH); the first such reason is kept. */

@@ -53,6 +53,21 @@ bool tg_launcher_is_torch(const char *word);
  * when it does not (a Python interpreter running something else), -ENOMEM. */
 int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out);
 
+/* The last read of tg_torchrun_parse_memo(), for the other readers of the same command (the MPI
+ * reader for what each rank starts, the torchrun reader, the plan reader all read the torchrun
+ * of one line). Keyed by the words read: the caller empties it (words NULL) before each new
+ * command, as an earlier command's words may have stood at the same address. */
+struct tg_torchrun_memo {
+    const struct tg_sh_word *words;
+    size_t nwords;
+    int rc;
+    struct tg_torchrun r;
+};
+
+/* tg_torchrun_parse(), or the copy memo keeps of the same words' read (memo NULL: none). */
+int tg_torchrun_parse_memo(struct tg_torchrun_memo *memo, const struct tg_sh_cmd *cmd,
+                           struct tg_torchrun *out);
+
 /* The effective node count: 1 and *min, *max when known (torchrun's 1:1 when nothing sets it; a
  * standalone run is one node); 0 when the value is unresolved or not a count or range. */
 int tg_torchrun_nnodes(const struct tg_torchrun *r, long long *min, long long *max);

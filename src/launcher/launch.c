@@ -23,6 +23,9 @@ struct launch_walk {
     char cwd[TG_SH_MAX_DEPTH + 1][CWD_MAX];
     int depth; /* of the last command */
     int lost;  /* cd's that could not be read so far */
+    /* the torchrun of the command being read, read once for every reader (emptied for each
+     * command) */
+    struct tg_torchrun_memo torch;
 };
 
 /* A reader turns one simple command into a launch of its kind. Returns 0 or -ENOMEM. */
@@ -67,7 +70,8 @@ static bool runs_script(const char *word)
  * unknown (0): such a script is often the per-node launcher (AWS's aws-efa-eks Megatron and
  * fairseq examples start `python -m torch.distributed.launch --nproc_per_node $GPUS_PER_NODE`
  * from train.sh, one rank per node); any other program is one process. */
-static int rank_processes(const struct tg_sh_cmd *cmd, struct tg_mpirun *run)
+static int rank_processes(struct launch_walk *lw, const struct tg_sh_cmd *cmd,
+                          struct tg_mpirun *run)
 {
     struct tg_torchrun tr;
     struct tg_sh_cmd sub = *cmd;
@@ -83,7 +87,7 @@ static int rank_processes(const struct tg_sh_cmd *cmd, struct tg_mpirun *run)
         return 0;
     sub.words = cmd->words + run->program;
     sub.nwords = cmd->nwords - run->program;
-    int rc = tg_torchrun_parse(&sub, &tr);
+    int rc = tg_torchrun_parse_memo(&lw->torch, &sub, &tr);
     if (rc <= 0)
         return rc;
     run->rank_procs = tg_torchrun_nproc(&tr, &n) == 1 ? n : 0;
@@ -96,7 +100,7 @@ static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     struct tg_sh_env env;
     int rc = tg_mpirun_parse(cmd->words, cmd->nwords, lw->impl, &run);
     if (rc == 0)
-        rc = rank_processes(cmd, &run);
+        rc = rank_processes(lw, cmd, &run);
     if (rc < 0)
         return rc;
     run.depth = cmd->depth;
@@ -136,15 +140,26 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
             return 0;
     }
     struct tg_plan_files files = {.v = lw->files, .n = lw->nfiles};
-    int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &p);
-    if (rc <= 0 || l->nplans >= TG_LAUNCH_MAX_RUNS)
+    if (l->nplans >= TG_LAUNCH_MAX_RUNS) {
+        /* no room to keep it: read for its errors only */
+        int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, &p);
         return rc < 0 ? rc : 0;
-    p.mpi_run = run ? l->nruns - 1 : 0;
-    struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    l->plans = v;
-    l->plans[l->nplans++] = p;
+    }
+    /* read in place at the end of the plans (a plan is several KiB: no copy), and kept when
+     * it is one */
+    if (l->nplans == l->cap_plans) {
+        struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        l->plans = v;
+        l->cap_plans = l->nplans + 1;
+    }
+    struct tg_plan *np = &l->plans[l->nplans];
+    int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, np);
+    if (rc <= 0)
+        return rc;
+    np->mpi_run = run ? l->nruns - 1 : 0;
+    l->nplans++;
     return 0;
 }
 
@@ -255,7 +270,7 @@ static int read_torchrun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
 {
     struct tg_torchrun r;
     struct tg_launch *l = lw->out;
-    int rc = tg_torchrun_parse(cmd, &r);
+    int rc = tg_torchrun_parse_memo(&lw->torch, cmd, &r);
     if (rc <= 0 || l->ntorch >= TG_LAUNCH_MAX_RUNS)
         return rc < 0 ? rc : 0;
     struct tg_torchrun *v = realloc(l->torch, (l->ntorch + 1) * sizeof(*v));
@@ -283,6 +298,8 @@ static const struct launch_reader readers[] = {
 /* Every row whose command word matches reads the command, in table order. */
 static int on_command(void *ctx, const struct tg_sh_cmd *cmd)
 {
+    struct launch_walk *lw = ctx;
+    lw->torch.words = NULL; /* a new command: its words may stand where the last one's did */
     int rc = track(ctx, cmd);
     if (!cmd->words[0].resolved)
         return rc; /* $MPIRUN: what runs is unknown, and never guessed */
@@ -361,9 +378,13 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
 
 /* ---- containers -------------------------------------------------------------------------------*/
 
+/* "$NAME is set from valueFrom, unknown at admission", NAME cut at 60 bytes. */
 static void valuefrom_why(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "$%.60s is set from valueFrom, unknown at admission", name);
+    static const char tail[] = " is set from valueFrom, unknown at admission";
+    size_t at = tg_launch_put(buf, len, 0, "$", 1);
+    at = tg_launch_put(buf, len, at, name, strnlen(name, 60));
+    tg_launch_put(buf, len, at, tail, sizeof(tail) - 1);
 }
 
 /* The container's env as exported shell variables; a valueFrom value is unknown, with why. */
@@ -421,14 +442,17 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
  * documented in docs/launcher.md. */
 static bool mentions_launcher(json_t *container)
 {
-    static const char *const lists[] = {"command", "args", "env"};
+    /* args first: where a launch line usually is (command is often only a shell and -c) */
+    static const char *const lists[] = {"args", "command", "env"};
     for (size_t l = 0; l < 3; l++) {
         json_t *arr = json_object_get(container, lists[l]);
         size_t i;
         json_t *item;
         json_array_foreach (arr, i, item) {
             const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
-            for (size_t r = 0; s && r < sizeof(readers) / sizeof(readers[0]); r++) {
+            /* the last row first: the plan reader's words (parallel, batch) are on most launch
+             * lines, whichever launcher starts them */
+            for (size_t r = sizeof(readers) / sizeof(readers[0]); s && r-- > 0;) {
                 for (const char *const *m = readers[r].mentions; *m; m++) {
                     if (strstr(s, *m))
                         return true;

@@ -21,12 +21,6 @@ static const char *base(const char *path)
     return s ? s + 1 : path;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
 /* python, python3, python3.11 (not pythonic-tool) */
 static bool is_python(const char *word)
 {
@@ -52,9 +46,12 @@ static bool in_list(const char *w, const char *const *list)
 bool tg_plan_is_command(const char *word)
 {
     const char *b = base(word);
-    return tg_launcher_is_mpi(word) || is_python(word) || !strcmp(b, "torchrun") ||
-           !strcmp(b, "deepspeed") || !strcmp(b, "accelerate") || !strcmp(b, "nemo") ||
-           ends_with(b, ".py");
+    size_t n = strlen(b);
+    /* torchrun, deepspeed, accelerate, nemo, told by length first */
+    bool named = (n == 8 && !memcmp(b, "torchrun", 8)) || (n == 9 && !memcmp(b, "deepspeed", 9)) ||
+                 (n == 10 && !memcmp(b, "accelerate", 10)) || (n == 4 && !memcmp(b, "nemo", 4));
+    return named || tg_launcher_is_mpi(word) || is_python(word) ||
+           (n >= 3 && !memcmp(b + n - 3, ".py", 3));
 }
 
 const char *tg_plan_fw_name(enum tg_plan_fw fw)
@@ -291,27 +288,35 @@ static size_t read_nemo_cli(const struct tg_sh_word *w, size_t n, size_t i, stru
 
 /* torchrun (or python -m torch.distributed.run/.launch) from word i of cmd: its options, read by
  * the torchrun reader, then the script's word; n when it names none. -ENOMEM goes to *err. */
-static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p, int *err)
+static size_t read_torch(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p,
+                         struct tg_torchrun_memo *memo, int *err)
 {
     struct tg_sh_cmd sub = *cmd;
     char outer[sizeof(p->launcher)];
     sub.words = cmd->words + i;
     sub.nwords = cmd->nwords - i;
-    int rc = tg_torchrun_parse(&sub, &p->tr);
+    int rc = tg_torchrun_parse_memo(memo, &sub, &p->tr);
     if (rc <= 0) {
         *err = rc;
         return cmd->nwords;
     }
     p->torch = true;
-    snprintf(outer, sizeof(outer), "%s", p->launcher);
-    snprintf(p->launcher, sizeof(p->launcher), "%.12s%s%.30s", p->mpi ? outer : "",
-             p->mpi ? " + " : "", p->tr.launcher);
+    tg_launch_puts(outer, sizeof(outer), 0, p->launcher);
+    /* "%.12s + %.30s" of the outer launcher and torchrun's (under mpirun), else torchrun's */
+    size_t at = 0, n = strnlen(outer, 12);
+    if (p->mpi) {
+        at = tg_launch_put(p->launcher, sizeof(p->launcher), 0, outer, n);
+        at = tg_launch_put(p->launcher, sizeof(p->launcher), at, " + ", 3);
+    }
+    tg_launch_put(p->launcher, sizeof(p->launcher), at, p->tr.launcher,
+                  strnlen(p->tr.launcher, 30));
     return p->tr.script ? i + p->tr.script : cmd->nwords;
 }
 
 /* The program's first word after the launchers from word i of cmd, or cmd->nwords. */
 static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_plan *p,
-                             const struct tg_plan_files *files, const char *cwd, int *err)
+                             const struct tg_plan_files *files, const char *cwd,
+                             struct tg_torchrun_memo *memo, int *err)
 {
     const struct tg_sh_word *w = cmd->words;
     size_t n = cmd->nwords;
@@ -328,11 +333,11 @@ static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_pl
     if (!strcmp(b, "nemo"))
         return read_nemo_cli(w, n, i, p);
     if (!strcmp(b, "torchrun"))
-        return read_torch(cmd, i, p, err);
+        return read_torch(cmd, i, p, memo, err);
     if (is_python(w[i].text)) {
         size_t s = read_python(w, n, i, &module);
         if (s < n && module && !strncmp(w[s].text, "torch.distributed.", 18))
-            return read_torch(cmd, i, p, err);
+            return read_torch(cmd, i, p, memo, err);
         if (s < n && !p->mpi && !p->deepspeed && !p->accelerate)
             p->direct = true;
         return s;
@@ -343,7 +348,8 @@ static size_t read_launchers(const struct tg_sh_cmd *cmd, size_t i, struct tg_pl
 }
 
 int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
-                  const struct tg_plan_files *files, const char *cwd, struct tg_plan *out)
+                  const struct tg_plan_files *files, const char *cwd,
+                  struct tg_torchrun_memo *torch, struct tg_plan *out)
 {
     size_t i = 0, n = cmd->nwords;
     memset(out, 0, sizeof(*out));
@@ -355,11 +361,11 @@ int tg_plan_parse(const struct tg_sh_cmd *cmd, const struct tg_mpirun *run,
         if (run->prog == 0 || run->prog >= n)
             return 0;
         out->mpi = true;
-        snprintf(out->launcher, sizeof(out->launcher), "%s", run->launcher);
+        tg_launch_puts(out->launcher, sizeof(out->launcher), 0, run->launcher);
         i = run->prog;
     }
     int err = 0;
-    size_t prog = read_launchers(cmd, i, out, files, cwd, &err);
+    size_t prog = read_launchers(cmd, i, out, files, cwd, torch, &err);
     if (err < 0)
         return err;
     if (prog >= n)

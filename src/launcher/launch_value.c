@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tg/launch_value.h"
 
@@ -9,7 +10,7 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
 {
     v->set = true;
     v->resolved = false;
-    snprintf(v->text, sizeof(v->text), "%s", w->text);
+    tg_launch_puts(v->text, sizeof(v->text), 0, w->text);
     v->reason[0] = '\0';
     if (!w->resolved) {
         snprintf(v->reason, sizeof(v->reason), "%s", w->reason ? w->reason : "unknown value");
@@ -25,4 +26,15 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
     }
     v->resolved = true;
     v->value = n;
+}
+
+size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n)
+{
+    if (at + 1 >= size)
+        return at;
+    if (n > size - 1 - at)
+        n = size - 1 - at;
+    memcpy(dst + at, s, n);
+    dst[at + n] = '\0';
+    return at + n;
 }

@@ -48,6 +48,7 @@ enum owner { O_MEGATRON, O_MEGATRON_DS, O_HF, O_ANY };
 
 struct flag {
     const char *name;
+    size_t len; /* strlen(name) */
     enum eff eff;
     int nvals; /* words of value after it (`--flag=value` gives the first inline) */
     enum owner owner;
@@ -56,68 +57,73 @@ struct flag {
 /* Megatron-LM (core_v0.14.0 megatron/training/arguments.py; v1.0 megatron/arguments.py),
  * Megatron-DeepSpeed (f4157bea69f3 megatron/arguments.py, deepspeed.add_config_arguments) and
  * transformers TrainingArguments (HfArgumentParser accepts the hyphen spelling too). */
+#define FLAG(name, ...)                                                                            \
+    {                                                                                              \
+        name, sizeof(name) - 1, __VA_ARGS__                                                        \
+    }
 static const struct flag flags[] = {
-    {"--tensor-model-parallel-size", E_TP, 1, O_MEGATRON},
-    {"--pipeline-model-parallel-size", E_PP, 1, O_MEGATRON},
-    {"--context-parallel-size", E_CP, 1, O_MEGATRON},
-    {"--expert-model-parallel-size", E_EP, 1, O_MEGATRON},
-    {"--expert-tensor-parallel-size", E_ETP, 1, O_MEGATRON},
-    {"--num-experts", E_EXPERTS, 1, O_ANY}, /* also DeepSpeed-MoE examples: no framework mark */
-    {"--micro-batch-size", E_MICRO, 1, O_MEGATRON},
-    {"--global-batch-size", E_GBS, 1, O_MEGATRON},
-    {"--rampup-batch-size", E_RAMPUP, 3, O_MEGATRON},
-    {"--decrease-batch-size-if-needed", E_DECREASE, 0, O_MEGATRON},
-    {"--model-parallel-size", E_V1_TP, 1, O_MEGATRON},
-    {"--batch-size", E_V1_BATCH, 1, O_MEGATRON},
-    {"--yaml-cfg", E_CONFIG, 1, O_MEGATRON},
+    FLAG("--tensor-model-parallel-size", E_TP, 1, O_MEGATRON),
+    FLAG("--pipeline-model-parallel-size", E_PP, 1, O_MEGATRON),
+    FLAG("--context-parallel-size", E_CP, 1, O_MEGATRON),
+    FLAG("--expert-model-parallel-size", E_EP, 1, O_MEGATRON),
+    FLAG("--expert-tensor-parallel-size", E_ETP, 1, O_MEGATRON),
+    FLAG("--num-experts", E_EXPERTS, 1, O_ANY), /* also DeepSpeed-MoE examples: no framework mark */
+    FLAG("--micro-batch-size", E_MICRO, 1, O_MEGATRON),
+    FLAG("--global-batch-size", E_GBS, 1, O_MEGATRON),
+    FLAG("--rampup-batch-size", E_RAMPUP, 3, O_MEGATRON),
+    FLAG("--decrease-batch-size-if-needed", E_DECREASE, 0, O_MEGATRON),
+    FLAG("--model-parallel-size", E_V1_TP, 1, O_MEGATRON),
+    FLAG("--batch-size", E_V1_BATCH, 1, O_MEGATRON),
+    FLAG("--yaml-cfg", E_CONFIG, 1, O_MEGATRON),
     /* encoder-decoder sizes (core 0.9-0.13) add encoder TP x PP x CP ranks; weight shards (core
      * 0.19) multiply the model size: the world check is not made with them */
-    {"--encoder-tensor-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON},
-    {"--encoder-pipeline-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON},
-    {"--tensor-parallel-num-weight-shards", E_MODEL_SIZE, 1, O_MEGATRON},
-    {"--ds-sequence-parallel-size", E_DS_SP, 1, O_MEGATRON_DS},
-    {"--moe-expert-parallel-size", E_EP, 1, O_MEGATRON_DS},
-    {"--zero-stage", E_DS_MARK, 1, O_MEGATRON_DS},
-    {"--no-pipeline-parallel", E_DS_MARK, 0, O_MEGATRON_DS},
-    {"--deepspeed-activation-checkpointing", E_DS_MARK, 0, O_MEGATRON_DS},
-    {"--deepspeed_config", E_DS_CONFIG, 1, O_ANY},
-    {"--deepspeed-config", E_DS_CONFIG, 1, O_ANY},
-    {"--deepscale_config", E_DS_CONFIG, 1, O_ANY},
-    {"--deepspeed", E_HF_DEEPSPEED, 0, O_ANY},
-    {"--per_device_train_batch_size", E_HF_MICRO, 1, O_HF},
-    {"--per-device-train-batch-size", E_HF_MICRO, 1, O_HF},
-    {"--gradient_accumulation_steps", E_HF_ACCUM, 1, O_HF},
-    {"--gradient-accumulation-steps", E_HF_ACCUM, 1, O_HF},
-    {"--auto_find_batch_size", E_HF_AUTO, 0, O_HF},
-    {"--auto-find-batch-size", E_HF_AUTO, 0, O_HF},
+    FLAG("--encoder-tensor-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON),
+    FLAG("--encoder-pipeline-model-parallel-size", E_MODEL_SIZE, 1, O_MEGATRON),
+    FLAG("--tensor-parallel-num-weight-shards", E_MODEL_SIZE, 1, O_MEGATRON),
+    FLAG("--ds-sequence-parallel-size", E_DS_SP, 1, O_MEGATRON_DS),
+    FLAG("--moe-expert-parallel-size", E_EP, 1, O_MEGATRON_DS),
+    FLAG("--zero-stage", E_DS_MARK, 1, O_MEGATRON_DS),
+    FLAG("--no-pipeline-parallel", E_DS_MARK, 0, O_MEGATRON_DS),
+    FLAG("--deepspeed-activation-checkpointing", E_DS_MARK, 0, O_MEGATRON_DS),
+    FLAG("--deepspeed_config", E_DS_CONFIG, 1, O_ANY),
+    FLAG("--deepspeed-config", E_DS_CONFIG, 1, O_ANY),
+    FLAG("--deepscale_config", E_DS_CONFIG, 1, O_ANY),
+    FLAG("--deepspeed", E_HF_DEEPSPEED, 0, O_ANY),
+    FLAG("--per_device_train_batch_size", E_HF_MICRO, 1, O_HF),
+    FLAG("--per-device-train-batch-size", E_HF_MICRO, 1, O_HF),
+    FLAG("--gradient_accumulation_steps", E_HF_ACCUM, 1, O_HF),
+    FLAG("--gradient-accumulation-steps", E_HF_ACCUM, 1, O_HF),
+    FLAG("--auto_find_batch_size", E_HF_AUTO, 0, O_HF),
+    FLAG("--auto-find-batch-size", E_HF_AUTO, 0, O_HF),
 };
 
 /* Hydra keys: NeMo 1 (megatron_gpt_config.yaml) and NeMo 2 (nemo llm, parallelisms.rst). */
 struct key {
     const char *name;
+    size_t len; /* strlen(name) */
     enum eff eff;
     bool nemo2;
 };
 
 static const struct key keys[] = {
-    {"trainer.devices", E_DEVICES, false},
-    {"trainer.num_nodes", E_NODES, false},
-    {"trainer.accumulate_grad_batches", E_ACCUM, false},
-    {"model.tensor_model_parallel_size", E_TP, false},
-    {"model.pipeline_model_parallel_size", E_PP, false},
-    {"model.context_parallel_size", E_CP, false},
-    {"model.expert_model_parallel_size", E_EP, false},
-    {"model.num_moe_experts", E_EXPERTS, false},
-    {"model.micro_batch_size", E_MICRO, false},
-    {"model.global_batch_size", E_GBS, false},
-    {"model.rampup_batch_size", E_RAMPUP, false},
-    {"trainer.strategy.tensor_model_parallel_size", E_TP, true},
-    {"trainer.strategy.pipeline_model_parallel_size", E_PP, true},
-    {"trainer.strategy.context_parallel_size", E_CP, true},
-    {"trainer.strategy.expert_model_parallel_size", E_EP, true},
-    {"trainer.strategy.expert_tensor_parallel_size", E_ETP, true},
-    {"data.micro_batch_size", E_MICRO, true},
-    {"data.global_batch_size", E_GBS, true},
+    FLAG("trainer.devices", E_DEVICES, false),
+    FLAG("trainer.num_nodes", E_NODES, false),
+    FLAG("trainer.accumulate_grad_batches", E_ACCUM, false),
+    FLAG("model.tensor_model_parallel_size", E_TP, false),
+    FLAG("model.pipeline_model_parallel_size", E_PP, false),
+    FLAG("model.context_parallel_size", E_CP, false),
+    FLAG("model.expert_model_parallel_size", E_EP, false),
+    FLAG("model.num_moe_experts", E_EXPERTS, false),
+    FLAG("model.micro_batch_size", E_MICRO, false),
+    FLAG("model.global_batch_size", E_GBS, false),
+    FLAG("model.rampup_batch_size", E_RAMPUP, false),
+    FLAG("trainer.strategy.tensor_model_parallel_size", E_TP, true),
+    FLAG("trainer.strategy.pipeline_model_parallel_size", E_PP, true),
+    FLAG("trainer.strategy.context_parallel_size", E_CP, true),
+    FLAG("trainer.strategy.expert_model_parallel_size", E_EP, true),
+    FLAG("trainer.strategy.expert_tensor_parallel_size", E_ETP, true),
+    FLAG("data.micro_batch_size", E_MICRO, true),
+    FLAG("data.global_batch_size", E_GBS, true),
 };
 
 /* What reading the arguments saw, beyond the values. */
@@ -157,10 +163,13 @@ void tg_plan_value_read(struct tg_plan_value *v, const struct tg_sh_word *w, con
     size_t len = strlen(value);
     /* Hydra and YAML quote strings: '4' and "4" are the number written in quotes */
     if (len >= 2 && (value[0] == '\'' || value[0] == '"') && value[len - 1] == value[0])
-        snprintf(text, sizeof(text), "%.*s", (int)(len - 2), value + 1);
+        tg_launch_put(text, sizeof(text), 0, value + 1, len - 2);
     else
-        snprintf(text, sizeof(text), "%s", value);
-    snprintf(v->src, sizeof(v->src), "%s %s", src, value);
+        tg_launch_put(text, sizeof(text), 0, value, len);
+    /* "src value", cut as snprintf would */
+    size_t at = tg_launch_puts(v->src, sizeof(v->src), 0, src);
+    at = tg_launch_put(v->src, sizeof(v->src), at, " ", 1);
+    tg_launch_put(v->src, sizeof(v->src), at, value, len);
     v->why[0] = '\0';
     if (!w->resolved) {
         v->state = TG_PV_UNKNOWN;
@@ -359,19 +368,18 @@ static struct tg_plan_value *target(struct tg_plan *p, enum eff e)
     }
 }
 
+/* The flag word names (`--flag` or `--flag=value`, *inl then the value), or NULL. No flag name
+ * has a '=': the name is the word up to its first '=', compared by length first. */
 static const struct flag *find_flag(const char *word, const char **inl)
 {
+    size_t n = strcspn(word, "=");
     *inl = NULL;
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-        size_t n = strlen(flags[i].name);
-        if (strncmp(word, flags[i].name, n))
+        if (flags[i].len != n || memcmp(word, flags[i].name, n))
             continue;
-        if (word[n] == '\0')
-            return &flags[i];
-        if (word[n] == '=') {
+        if (word[n] == '=')
             *inl = word + n + 1;
-            return &flags[i];
-        }
+        return &flags[i];
     }
     return NULL;
 }
@@ -466,7 +474,7 @@ static bool read_override(struct tg_plan *p, struct seen *s, const struct tg_sh_
     }
     s->hydra |= !strncmp(t, "trainer.", 8) || !strncmp(t, "model.", 6) || !strncmp(t, "data.", 5);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        if (strlen(keys[i].name) != klen || strncmp(t, keys[i].name, klen))
+        if (keys[i].len != klen || memcmp(t, keys[i].name, klen))
             continue;
         s->nemo2_keys |= keys[i].nemo2;
         struct tg_plan_value *v = keys[i].eff == E_RAMPUP ? &p->rampup : target(p, keys[i].eff);
@@ -499,9 +507,12 @@ static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, siz
 {
     static const char *const names[] = {"--config-path", "--config-name", "-cp",
                                         "-cn",           "--config-dir",  "-cd"};
+    static const size_t lens[] = {13, 13, 3, 3, 12, 3};
     const char *t = argv[i].text;
+    if (t[0] != '-' || (t[1] != 'c' && strncmp(t, "--config-", 9)))
+        return 0; /* every name starts with -c or --config- */
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        size_t n = strlen(names[k]);
+        size_t n = lens[k];
         if (strncmp(t, names[k], n) || (t[n] != '\0' && t[n] != '='))
             continue;
         const char *v = t[n] == '=' ? t + n + 1 : (i + 1 < argc ? argv[i + 1].text : "");
@@ -676,7 +687,7 @@ int tg_plan_read_args(const struct tg_sh_word *argv, size_t argc, const struct t
     if (argc == 0)
         return 0;
     if (!p->nemo_cli)
-        snprintf(p->program, sizeof(p->program), "%s", base(argv[0].text));
+        tg_launch_puts(p->program, sizeof(p->program), 0, base(argv[0].text));
     read_words(argv, argc, files, cwd, p, &s);
     decide(p, &s);
     fill_defaults(p, &s);

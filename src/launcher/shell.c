@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +217,10 @@ static size_t name_len(const char *s)
     return n;
 }
 
-/* ---- raw words ------------------------------------------------------------------------------ */
+/* ---- raw words ------------------------------------------------------------------------------
+ * The segments of the words being read, and their text, are carved from a scratch area of the
+ * script's walk (struct walk), which is emptied between commands: reading a word costs no malloc
+ * and releasing it no free. */
 enum seg_kind {
     SEG_LIT,   /* text */
     SEG_PARAM, /* $NAME, ${NAME}, ${NAME:-dflt}: text = NAME */
@@ -232,11 +236,13 @@ struct seg {
     bool has_dflt; /* SEG_PARAM: ${NAME-dflt} / ${NAME:-dflt} */
     bool colon;    /* ... the ':-' form: an empty value also takes the default */
     bool star;     /* SEG_ARRAY: ${NAME[*]} (the elements joined by a blank when quoted) */
+    size_t len;    /* SEG_LIT: strlen(text) */
     char *text;
     char *dflt;
     char *why; /* SEG_BAD: the reason */
 };
 
+/* Segments and text live in the walk's scratch area: a raw word owns no memory of its own. */
 struct rword {
     struct seg *v;
     size_t n, cap;
@@ -249,20 +255,12 @@ struct rwords {
 
 static void rword_release(struct rword *w)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        free(w->v[i].text);
-        free(w->v[i].dflt);
-        free(w->v[i].why);
-    }
-    free(w->v);
     w->v = NULL;
     w->n = w->cap = 0;
 }
 
 static void rwords_clear(struct rwords *ws)
 {
-    for (size_t i = 0; i < ws->n; i++)
-        rword_release(&ws->v[i]);
     ws->n = 0;
 }
 
@@ -274,10 +272,30 @@ static void rwords_release(struct rwords *ws)
     ws->cap = 0;
 }
 
+/* A block of the scratch area. */
+struct chunk {
+    struct chunk *prev;
+    size_t cap, used;
+    size_t pad; /* keeps data 16-byte aligned */
+    char data[];
+};
+
+/* The first block's data: the block with its header is 1 KiB, which malloc serves from its
+ * per-thread cache. */
+#define SCRATCH_FIRST (1024 - sizeof(struct chunk))
+
+/* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
+struct scratch {
+    struct chunk *top;
+    char *last; /* the latest allocation (it can grow in place) */
+};
+
 /* The walk: state shared by the lexer and the command reader of one script. */
 struct walk {
     struct tg_sh_walk *wk;
-    struct tg_sh_vars *vars;
+    struct tg_sh_vars *vars; /* read through this; written through vars_mut() */
+    bool borrowed;           /* vars are the outer shell's: copied into own on the first write */
+    struct tg_sh_vars own;
     int depth;
     size_t index;      /* simple commands seen so far */
     size_t argv_index; /* the container argv item this script came from */
@@ -291,18 +309,96 @@ struct walk {
     /* the redirections of the command being run (NULL: none) */
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
-    int err; /* -ENOMEM or the callback's error: the walk stops */
+    struct scratch sc; /* the raw words of the command being read */
+    int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
+
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Grows the latest allocation p (old bytes) to n bytes in place when its block has room, else
+ * moves it (p NULL: a new allocation). NULL and w->err set on ENOMEM or overflow. */
+static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
+{
+    struct scratch *sc = &w->sc;
+    struct chunk *c = sc->top;
+    if (n > SIZE_MAX / 4) {
+        w->err = -ENOMEM;
+        return NULL;
+    }
+    if (p && p == sc->last && c && (size_t)((char *)p - c->data) + align8(n) <= c->cap) {
+        c->used = (size_t)((char *)p - c->data) + align8(n);
+        return p;
+    }
+    if (!c || c->used + align8(n) > c->cap) {
+        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
+        while (cap < align8(n))
+            cap *= 2;
+        struct chunk *nc = malloc(sizeof(*nc) + cap);
+        if (!nc) {
+            w->err = -ENOMEM;
+            return NULL;
+        }
+        nc->prev = c;
+        nc->cap = cap;
+        nc->used = 0;
+        sc->top = c = nc;
+    }
+    char *q = c->data + c->used;
+    c->used += align8(n);
+    if (p && old)
+        memcpy(q, p, old < n ? old : n);
+    sc->last = q;
+    return q;
+}
+
+/* Empties the scratch area, keeping its newest (largest) block. */
+static void scratch_reset(struct scratch *sc)
+{
+    struct chunk *c = sc->top;
+    if (!c)
+        return;
+    for (struct chunk *o = c->prev; o;) {
+        struct chunk *prev = o->prev;
+        free(o);
+        o = prev;
+    }
+    c->prev = NULL;
+    c->used = 0;
+    sc->last = NULL;
+}
+
+/* n bytes of scratch: from the newest block when it has room (the usual case), else
+ * sc_grow's new block. */
+static inline void *sc_alloc(struct walk *w, size_t n)
+{
+    struct chunk *c = w->sc.top;
+    if (c && n < c->cap && align8(n) <= c->cap - c->used) {
+        char *q = c->data + c->used;
+        c->used += align8(n);
+        w->sc.last = q;
+        return q;
+    }
+    return sc_grow(w, NULL, 0, n);
+}
+
+static void scratch_release(struct scratch *sc)
+{
+    scratch_reset(sc);
+    free(sc->top);
+    sc->top = NULL;
+}
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
 {
     if (rw->n == rw->cap) {
-        size_t cap = rw->cap ? rw->cap * 2 : 4;
-        struct seg *v = realloc(rw->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
+        size_t cap = rw->cap ? rw->cap * 2 : 1; /* most words are one segment */
+        struct seg *v = rw->v ? sc_grow(w, rw->v, rw->cap * sizeof(*v), cap * sizeof(*v))
+                              : sc_alloc(w, sizeof(*v));
+        if (!v)
             return NULL;
-        }
         rw->v = v;
         rw->cap = cap;
     }
@@ -310,6 +406,16 @@ static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind
     memset(s, 0, sizeof(*s));
     s->kind = kind;
     return s;
+}
+
+static char *dupn(struct walk *w, const char *s, size_t len)
+{
+    char *d = sc_alloc(w, len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
 }
 
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
@@ -320,29 +426,19 @@ static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t le
         if (!last)
             return;
         last->quoted = quoted;
-        last->text = strdup("");
-        if (!last->text) {
-            w->err = -ENOMEM;
-            return;
-        }
-    }
-    size_t old = strlen(last->text);
-    char *nt = realloc(last->text, old + len + 1);
-    if (!nt) {
-        w->err = -ENOMEM;
+        last->text = dupn(w, s, len);
+        last->len = len;
         return;
     }
-    memcpy(nt + old, s, len);
-    nt[old + len] = '\0';
+    if (!last->text)
+        return; /* ENOMEM already */
+    char *nt = sc_grow(w, last->text, last->len + 1, last->len + len + 1);
+    if (!nt)
+        return;
+    memcpy(nt + last->len, s, len);
+    last->len += len;
+    nt[last->len] = '\0';
     last->text = nt;
-}
-
-static char *dupn(struct walk *w, const char *s, size_t len)
-{
-    char *d = strndup(s, len);
-    if (!d)
-        w->err = -ENOMEM;
-    return d;
 }
 
 static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t len, const char *why)
@@ -351,11 +447,10 @@ static void rword_bad(struct walk *w, struct rword *rw, const char *s, size_t le
     if (!g)
         return;
     g->text = dupn(w, s, len);
+    g->len = len;
     char buf[TG_SH_REASON_MAX];
-    snprintf(buf, sizeof(buf), "%.*s %s", (int)(len > 60 ? 60 : len), s, why);
-    g->why = strdup(buf);
-    if (!g->why)
-        w->err = -ENOMEM;
+    int bl = snprintf(buf, sizeof(buf), "%.*s %s", (int)(len > 60 ? 60 : len), s, why);
+    g->why = dupn(w, buf, bl < 0 ? 0 : (size_t)bl < sizeof(buf) ? (size_t)bl : sizeof(buf) - 1);
 }
 
 /* ---- lexer ---------------------------------------------------------------------------------- */
@@ -576,16 +671,18 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* Bytes that end a word (1), and those a word treats specially (2): backslash, quotes, $ and `. */
+/* Bytes that end a word (1, and 3 for the operators ; & | ( )), and those a word treats
+ * specially (2): backslash, quotes, $ and `. */
 static const unsigned char word_class[256] = {
-    ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 1,
-    ['&'] = 1,  ['|'] = 1,  ['('] = 1,  [')'] = 1,  ['<'] = 1,  ['>'] = 1,
+    ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 3,
+    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 1,  ['>'] = 1,
     ['\\'] = 2, ['\''] = 2, ['"'] = 2,  ['$'] = 2,  ['`'] = 2,
 };
 
 static bool ends_word(char c)
 {
-    return word_class[(unsigned char)c] == 1;
+    unsigned char k = word_class[(unsigned char)c];
+    return k == 1 || k == 3;
 }
 
 /* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). */
@@ -623,7 +720,7 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         lx->io_number = -1;
         return TOK_REDIR;
     }
-    if (strchr(";&|()", *p)) {
+    if (word_class[(unsigned char)*p] == 3) { /* ; & | ( ) */
         lx->p += (p[1] == p[0] && *p != '(' && *p != ')') || (p[0] == '|' && p[1] == '&') ? 2 : 1;
         return TOK_SEP;
     }
@@ -673,15 +770,15 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
             /* A run of plain characters goes in at once: the same segment as one by one. */
             size_t n = 1;
             while (!word_class[(unsigned char)lx->p[n]])
-                n++;
+                n++; /* up to an end (1, 3) or a special byte (2) */
             rword_lit(w, rw, lx->p, n, false);
             lx->p += n;
         }
     }
     /* an IO number (2>file) is part of the redirection, not a word */
     if ((*lx->p == '<' || *lx->p == '>') && rw->n == 1 && rw->v[0].kind == SEG_LIT &&
-        !rw->v[0].quoted && rw->v[0].text[0] &&
-        strspn(rw->v[0].text, "0123456789") == strlen(rw->v[0].text)) {
+        !rw->v[0].quoted && rw->v[0].text && rw->v[0].text[0] &&
+        strspn(rw->v[0].text, "0123456789") == rw->v[0].len) {
         int io = rw->v[0].text[1] ? 10 : rw->v[0].text[0] - '0';
         rword_release(rw);
         enum tok t = lex_next(lx, w, rw);
@@ -890,12 +987,17 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
+    bool scratch; /* the texts live in the walk's scratch area (the words of the command being
+                     run, which live no longer than its raw words); reasons are malloc'd */
 };
 
 static void wordlist_release(struct wordlist *wl)
 {
-    for (size_t i = 0; i < wl->n; i++)
-        word_release(&wl->v[i]);
+    for (size_t i = 0; i < wl->n; i++) {
+        if (!wl->scratch)
+            free(wl->v[i].text);
+        free(wl->v[i].reason);
+    }
     free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
@@ -946,7 +1048,15 @@ static void xp_end_field(struct xp *x, bool force)
     }
     sb_puts(&x->b, "");
     struct tg_sh_word *o = &wl->v[wl->n];
-    o->text = sb_take(&x->b);
+    if (wl->scratch) {
+        o->text = x->b.oom ? NULL : dupn(x->w, x->b.s, x->b.n);
+        if (x->b.s) { /* the buffer is kept for the next field */
+            x->b.n = 0;
+            x->b.s[0] = '\0';
+        }
+    } else {
+        o->text = sb_take(&x->b);
+    }
     if (!o->text) {
         x->w->err = -ENOMEM;
         return;
@@ -1068,20 +1178,60 @@ static void xp_bad(struct xp *x, const struct seg *g)
     xp_put(x, g->text, strlen(g->text));
 }
 
+/* Appends a word to out; text is copied. */
+static void wordlist_push(struct walk *w, struct wordlist *out, const char *text, size_t len)
+{
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 8;
+        struct tg_sh_word *v = realloc(out->v, cap * sizeof(*v));
+        if (!v) {
+            w->err = -ENOMEM;
+            return;
+        }
+        out->v = v;
+        out->cap = cap;
+    }
+    struct tg_sh_word *o = &out->v[out->n];
+    o->text = out->scratch ? dupn(w, text, len) : strndup(text, len);
+    if (!o->text) {
+        w->err = -ENOMEM;
+        return;
+    }
+    o->resolved = true;
+    o->reason = NULL;
+    out->n++;
+}
+
+/* expand_word of a word that is one literal segment (most words of a launch line): the literal
+ * is the word, unsplit (splitting applies to expansions only); an empty unquoted literal makes
+ * a word only without splitting, as the general path's final field does. */
+static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
+                       struct wordlist *out)
+{
+    if (!g->text)
+        return; /* ENOMEM while reading it: w->err is set */
+    if (g->len > skip || g->quoted || !split)
+        wordlist_push(w, out, g->text + skip, g->len - skip);
+}
+
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
  * with splitting, or exactly one word without it. */
 static void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
                         bool split, struct wordlist *out)
 {
+    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT) {
+        expand_lit(w, &rw->v[from], skip, split, out);
+        return;
+    }
     struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
         const struct seg *g = &rw->v[i];
         switch (g->kind) {
         case SEG_LIT: {
-            const char *t = g->text + (i == from ? skip : 0);
-            if (*t || g->quoted)
-                xp_put(&x, t, strlen(t));
+            size_t at = i == from ? skip : 0;
+            if (g->len > at || g->quoted)
+                xp_put(&x, g->text + at, g->len - at);
             break;
         }
         case SEG_PARAM:
@@ -1130,7 +1280,7 @@ static const char *const reserved_stop[] = {"for", "case", "select", "function",
 static bool in_list(const char *s, const char *const *list)
 {
     for (size_t i = 0; list[i]; i++)
-        if (strcmp(s, list[i]) == 0)
+        if (s[0] == list[i][0] && strcmp(s, list[i]) == 0)
             return true;
     return false;
 }
@@ -1165,12 +1315,31 @@ static bool starts_opt(const struct tg_sh_word *w)
 
 static int process_words(struct walk *w, const struct tg_sh_word *words, size_t n, int line);
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
-                        int depth, size_t argv_index);
+                        bool borrowed, int depth, size_t argv_index);
+
+/* The variables, for writing. An inner shell (sh -c) starts with the outer shell's variables,
+ * and its assignments do not come back out: it reads the outer ones until its first write,
+ * which copies them. NULL (w->err set) on ENOMEM. */
+static struct tg_sh_vars *vars_mut(struct walk *w)
+{
+    if (w->borrowed) {
+        if (vars_copy(&w->own, w->vars) < 0) {
+            w->err = -ENOMEM;
+            return NULL;
+        }
+        w->vars = &w->own;
+        w->borrowed = false;
+    }
+    return w->vars;
+}
 
 static void set_from_word(struct walk *w, const char *name, const struct tg_sh_word *val)
 {
-    int rc = val->resolved ? tg_sh_vars_set(w->vars, name, val->text, NULL)
-                           : tg_sh_vars_set(w->vars, name, NULL, val->reason);
+    struct tg_sh_vars *vs = vars_mut(w);
+    if (!vs)
+        return;
+    int rc = val->resolved ? tg_sh_vars_set(vs, name, val->text, NULL)
+                           : tg_sh_vars_set(vs, name, NULL, val->reason);
     if (rc < 0)
         w->err = -ENOMEM;
 }
@@ -1194,7 +1363,7 @@ static void run_export(struct walk *w, const struct tg_sh_word *words, size_t n)
                                      .reason = words[i].reason};
             set_from_word(w, name, &val);
         }
-        if (exp)
+        if (exp && vars_mut(w))
             tg_sh_vars_export(w->vars, name);
     }
 }
@@ -1259,6 +1428,34 @@ int tg_sh_cmd_env(const struct tg_sh_cmd *cmd, struct tg_sh_env *out)
     return 0;
 }
 
+bool tg_sh_cmd_getenv(const struct tg_sh_cmd *cmd, const char *name, const char **value)
+{
+    const struct tg_sh_word *lists[2] = {cmd->prefix, cmd->env_args};
+    size_t counts[2] = {cmd->nprefix, cmd->nenv_args};
+    size_t nl = strlen(name);
+    /* the last entry: env(1) arguments, then prefix assignments, each from its end */
+    for (size_t k = 2; k-- > 0;) {
+        for (size_t i = counts[k]; i-- > 0;) {
+            const char *t = lists[k][i].text;
+            size_t len = name_len(t);
+            if (len && t[len] == '=' && len == nl && !memcmp(t, name, nl)) {
+                *value = lists[k][i].resolved ? t + len + 1 : NULL;
+                return true;
+            }
+        }
+    }
+    if (cmd->env_cleared)
+        return false;
+    for (size_t i = cmd->vars->n; i-- > 0;) {
+        const struct tg_sh_var *v = &cmd->vars->v[i];
+        if (v->exported && !strcmp(v->name, name)) {
+            *value = v->value;
+            return true;
+        }
+    }
+    return false;
+}
+
 void tg_sh_env_release(struct tg_sh_env *env)
 {
     free(env->v);
@@ -1299,17 +1496,56 @@ static void run_shell(struct walk *w, const struct tg_sh_word *words, size_t n, 
         w->wk->script_error = true;
         return;
     }
-    /* the inner shell's assignments do not come back out */
-    struct tg_sh_vars inner;
-    if (vars_copy(&inner, w->vars) < 0) {
-        w->err = -ENOMEM;
-        return;
-    }
-    int rc =
-        parse_script(w->wk, words[j].text, &inner, w->depth + 1, w->depth == 0 ? j : w->argv_index);
+    /* the inner shell's assignments do not come back out (vars_mut) */
+    int rc = parse_script(w->wk, words[j].text, w->vars, true, w->depth + 1,
+                          w->depth == 0 ? j : w->argv_index);
     if (rc < 0)
         w->err = rc;
-    tg_sh_vars_release(&inner);
+}
+
+/* The commands process_words interprets, by kind. */
+enum wrapper {
+    W_NONE, /* any other command: the callback's */
+    W_EXEC,
+    W_TIME,
+    W_PLAIN, /* nohup, command, builtin, xargs: the command follows */
+    W_TIMEOUT,
+    W_ENV,
+    W_OPTS, /* nice, stdbuf, sudo, numactl, taskset: options, then the command */
+    W_EXPORT,
+    W_SHELL,
+};
+
+struct wrapper_name {
+    const char *name;
+    size_t len;
+    enum wrapper kind;
+};
+
+#define WRAPPER(name, kind)                                                                        \
+    {                                                                                              \
+        name, sizeof(name) - 1, kind                                                               \
+    }
+
+static const struct wrapper_name wrappers[] = {
+    WRAPPER("exec", W_EXEC),       WRAPPER("time", W_TIME),      WRAPPER("nohup", W_PLAIN),
+    WRAPPER("command", W_PLAIN),   WRAPPER("builtin", W_PLAIN),  WRAPPER("xargs", W_PLAIN),
+    WRAPPER("timeout", W_TIMEOUT), WRAPPER("env", W_ENV),        WRAPPER("nice", W_OPTS),
+    WRAPPER("stdbuf", W_OPTS),     WRAPPER("sudo", W_OPTS),      WRAPPER("numactl", W_OPTS),
+    WRAPPER("taskset", W_OPTS),    WRAPPER("export", W_EXPORT),  WRAPPER("readonly", W_EXPORT),
+    WRAPPER("declare", W_EXPORT),  WRAPPER("typeset", W_EXPORT), WRAPPER("local", W_EXPORT),
+    WRAPPER("sh", W_SHELL),        WRAPPER("bash", W_SHELL),     WRAPPER("dash", W_SHELL),
+    WRAPPER("ash", W_SHELL),       WRAPPER("zsh", W_SHELL),      WRAPPER("ksh", W_SHELL),
+};
+
+/* What the command named b (a base name) is to the reader. */
+static enum wrapper wrapper_of(const char *b)
+{
+    size_t len = strlen(b);
+    for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
+        if (wrappers[k].len == len && memcmp(wrappers[k].name, b, len) == 0)
+            return wrappers[k].kind;
+    return W_NONE;
 }
 
 /* Reads one simple command of expanded words: the wrappers and builtins the shell reader
@@ -1322,18 +1558,18 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
         if (!cur->resolved)
             break; /* $MPIRUN: what runs is unknown (the callback is told so) */
         const char *b = base_name(cur->text);
-        if (strcmp(b, "exec") == 0) {
+        enum wrapper kind = wrapper_of(b);
+        if (kind == W_EXEC) {
             i++;
             while (i < n && starts_opt(&words[i]))
                 i += strcmp(words[i].text, "-a") == 0 ? 2 : 1;
-        } else if (strcmp(b, "time") == 0) {
+        } else if (kind == W_TIME) {
             i++;
             while (i < n && starts_opt(&words[i]))
                 i++;
-        } else if (strcmp(b, "nohup") == 0 || strcmp(b, "command") == 0 ||
-                   strcmp(b, "builtin") == 0 || strcmp(b, "xargs") == 0) {
+        } else if (kind == W_PLAIN) {
             i++;
-        } else if (strcmp(b, "timeout") == 0) {
+        } else if (kind == W_TIMEOUT) {
             /* GNU coreutils timeout [OPTION] DURATION COMMAND */
             i++;
             while (i < n && starts_opt(&words[i])) {
@@ -1344,7 +1580,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                          : 1;
             }
             i++;
-        } else if (strcmp(b, "env") == 0) {
+        } else if (kind == W_ENV) {
             /* env [-i] [-u NAME] [NAME=VALUE]... COMMAND: the assignments reach the command's
              * environment, not the words the shell already expanded. */
             i++;
@@ -1369,8 +1605,7 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
                 else
                     break;
             }
-        } else if (strcmp(b, "nice") == 0 || strcmp(b, "stdbuf") == 0 || strcmp(b, "sudo") == 0 ||
-                   strcmp(b, "numactl") == 0 || strcmp(b, "taskset") == 0) {
+        } else if (kind == W_OPTS) {
             /* short options that take a separate value, per wrapper */
             const char *withval = !strcmp(b, "nice")      ? "n"
                                   : !strcmp(b, "stdbuf")  ? "ioe"
@@ -1385,13 +1620,10 @@ static int process_words(struct walk *w, const struct tg_sh_word *words, size_t 
             }
             if (ts)
                 i++; /* the CPU mask */
-        } else if (strcmp(b, "export") == 0 || strcmp(b, "readonly") == 0 ||
-                   strcmp(b, "declare") == 0 || strcmp(b, "typeset") == 0 ||
-                   strcmp(b, "local") == 0) {
+        } else if (kind == W_EXPORT) {
             run_export(w, words + i, n - i);
             return 0;
-        } else if (strcmp(b, "sh") == 0 || strcmp(b, "bash") == 0 || strcmp(b, "dash") == 0 ||
-                   strcmp(b, "ash") == 0 || strcmp(b, "zsh") == 0 || strcmp(b, "ksh") == 0) {
+        } else if (kind == W_SHELL) {
             run_shell(w, words, n, i);
             return 0;
         } else {
@@ -1436,7 +1668,7 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         return;
     }
     /* the prefix assignments as they are, then the command's words split into fields */
-    struct wordlist words = {0};
+    struct wordlist words = {.scratch = true};
     for (size_t k = first; k < cmd->n && !w->err; k++)
         expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
     size_t nassign = i - first;
@@ -1580,7 +1812,8 @@ static void read_array(struct lex *lx, struct walk *w, const char *name, bool ap
     }
     char buf[TG_SH_REASON_MAX];
     snprintf(buf, sizeof(buf), "%s", why ? why : "");
-    if (!w->err && tg_sh_vars_set_array(w->vars, name, why ? NULL : elems.v, elems.n, buf) < 0)
+    if (!w->err && vars_mut(w) &&
+        tg_sh_vars_set_array(w->vars, name, why ? NULL : elems.v, elems.n, buf) < 0)
         w->err = -ENOMEM;
     wordlist_release(&elems);
 }
@@ -1672,9 +1905,10 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
 }
 
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
-                        int depth, size_t argv_index)
+                        bool borrowed, int depth, size_t argv_index)
 {
-    struct walk w = {.wk = wk, .vars = vars, .depth = depth, .argv_index = argv_index};
+    struct walk w = {
+        .wk = wk, .vars = vars, .borrowed = borrowed, .depth = depth, .argv_index = argv_index};
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -1700,6 +1934,8 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
         if (pc.words.n)
             finish_command(&w, &lx, &pc, &heredoc, heredoc_strip, t == TOK_SEP && lx.newline);
         pending_clear(&pc);
+        if (rw.n == 0)
+            scratch_reset(&w.sc); /* no raw word is held between commands */
         if (t == TOK_SEP && lx.newline && heredoc) {
             skip_heredoc(&lx, heredoc, heredoc_strip, NULL);
             free(heredoc);
@@ -1716,12 +1952,15 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     rword_release(&rw);
     pending_clear(&pc);
     rwords_release(&pc.words);
+    scratch_release(&w.sc);
+    if (w.vars == &w.own)
+        tg_sh_vars_release(&w.own);
     return w.err;
 }
 
 int tg_sh_walk_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars, int depth)
 {
-    return parse_script(wk, script, vars, depth, 0);
+    return parse_script(wk, script, vars, false, depth, 0);
 }
 
 int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_t argc,
@@ -1729,5 +1968,6 @@ int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_
 {
     struct walk w = {.wk = wk, .vars = vars, .depth = 0};
     process_words(&w, argv, argc, 1);
+    scratch_release(&w.sc);
     return w.err;
 }

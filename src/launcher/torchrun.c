@@ -10,11 +10,33 @@
 
 #include "tg/torchrun.h"
 
+/* An option name and its length. */
+struct name {
+    const char *s;
+    size_t len;
+};
+
+#define NAME(s)                                                                                    \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+
 /* Options that take no value (action check_env or store_true); every other option takes one. */
-static const char *const flags[] = {
-    "--standalone",         "-m",         "--module",  "--no-python", "--no_python",
-    "--run-path",           "--run_path", "--use-env", "--use_env",   "--virtual-local-rank",
-    "--virtual_local_rank", "-h",         "--help",    NULL,
+static const struct name flags[] = {
+    NAME("--standalone"),
+    NAME("-m"),
+    NAME("--module"),
+    NAME("--no-python"),
+    NAME("--no_python"),
+    NAME("--run-path"),
+    NAME("--run_path"),
+    NAME("--use-env"),
+    NAME("--use_env"),
+    NAME("--virtual-local-rank"),
+    NAME("--virtual_local_rank"),
+    NAME("-h"),
+    NAME("--help"),
+    {NULL, 0},
 };
 
 static const char *base(const char *word)
@@ -41,10 +63,11 @@ bool tg_launcher_is_torch(const char *word)
     return !strcmp(base(word), "torchrun") || is_python(word);
 }
 
-static bool in_list(const char *w, const char *const *list)
+/* Is the key (len bytes) one of list's names? */
+static bool in_list(const char *key, size_t len, const struct name *list)
 {
-    for (size_t i = 0; list[i]; i++) {
-        if (!strcmp(w, list[i]))
+    for (size_t i = 0; list[i].s; i++) {
+        if (list[i].len == len && !memcmp(key, list[i].s, len))
             return true;
     }
     return false;
@@ -56,7 +79,7 @@ static size_t torch_start(const struct tg_sh_cmd *cmd, char *launcher, size_t le
 {
     const struct tg_sh_word *w = cmd->words;
     if (!strcmp(base(w[0].text), "torchrun")) {
-        snprintf(launcher, len, "torchrun");
+        tg_launch_puts(launcher, len, 0, "torchrun");
         return 1;
     }
     for (size_t i = 1; i < cmd->nwords; i++) {
@@ -83,21 +106,21 @@ static void opt_from_word(struct tg_torch_opt *o, const struct tg_sh_word *w, co
     o->set = true;
     o->from_env = false;
     o->resolved = w->resolved;
-    snprintf(o->text, sizeof(o->text), "%s", value);
+    tg_launch_puts(o->text, sizeof(o->text), 0, value);
     if (!w->resolved)
         snprintf(o->reason, sizeof(o->reason), "%s", w->reason ? w->reason : "not a literal");
 }
 
-/* `--name=value` or `--name value` for one of names: the value, or NULL. *skip is set when the
- * value is the next word. */
-static const char *opt_value(const struct tg_sh_cmd *cmd, size_t i, const char *const *names,
-                             bool *skip, const struct tg_sh_word **vw)
+/* `--name=value` or `--name value` for one of names (klen: the length of word i up to its first
+ * '=', as no name has one): the value, or NULL. *skip is set when the value is the next word. */
+static const char *opt_value(const struct tg_sh_cmd *cmd, size_t i, size_t klen,
+                             const struct name *names, bool *skip, const struct tg_sh_word **vw)
 {
     const char *t = cmd->words[i].text;
     *skip = false;
-    for (size_t k = 0; names[k]; k++) {
-        size_t n = strlen(names[k]);
-        if (strncmp(t, names[k], n))
+    for (size_t k = 0; names[k].s; k++) {
+        size_t n = names[k].len;
+        if (n != klen || memcmp(t, names[k].s, n))
             continue;
         if (t[n] == '=') {
             *vw = &cmd->words[i];
@@ -114,10 +137,14 @@ static const char *opt_value(const struct tg_sh_cmd *cmd, size_t i, const char *
 
 static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_torchrun *r)
 {
-    static const char *const nnodes[] = {"--nnodes", NULL};
-    static const char *const nproc[] = {"--nproc-per-node", "--nproc_per_node", NULL};
-    static const char *const rdzv[] = {"--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-backend",
-                                       "--rdzv_backend", NULL};
+    static const struct name nnodes[] = {NAME("--nnodes"), {NULL, 0}};
+    static const struct name nproc[] = {
+        NAME("--nproc-per-node"), NAME("--nproc_per_node"), {NULL, 0}};
+    static const struct name rdzv[] = {NAME("--rdzv-endpoint"),
+                                       NAME("--rdzv_endpoint"),
+                                       NAME("--rdzv-backend"),
+                                       NAME("--rdzv_backend"),
+                                       {NULL, 0}};
     for (size_t i = start; i < cmd->nwords; i++) {
         const char *t = cmd->words[i].text;
         const struct tg_sh_word *vw = NULL;
@@ -127,50 +154,42 @@ static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_to
             r->script = i + (t[0] == '-'); /* the training script: the rest is its own */
             return;
         }
-        if (!strcmp(t, "--standalone"))
+        size_t klen = strcspn(t, "=");
+        bool whole = t[klen] == '\0'; /* no '=': the word is the option */
+        if (whole && klen == 12 && !memcmp(t, "--standalone", 12))
             r->standalone = true;
-        if (in_list(t, flags))
+        if (whole && in_list(t, klen, flags))
             continue;
-        if ((v = opt_value(cmd, i, nnodes, &skip, &vw)))
+        if ((v = opt_value(cmd, i, klen, nnodes, &skip, &vw)))
             opt_from_word(&r->nnodes, vw, v);
-        else if ((v = opt_value(cmd, i, nproc, &skip, &vw)))
+        else if ((v = opt_value(cmd, i, klen, nproc, &skip, &vw)))
             opt_from_word(&r->nproc, vw, v);
-        else if ((v = opt_value(cmd, i, rdzv, &skip, &vw)))
+        else if ((v = opt_value(cmd, i, klen, rdzv, &skip, &vw)))
             r->rdzv = true;
         else
-            skip = strchr(t, '=') == NULL; /* another option and its value */
+            skip = whole; /* another option and its value */
         if (skip)
             i++;
     }
 }
 
-/* The last entry of name in env, as the torchrun process sees it. */
-static const struct tg_sh_env_var *env_find(const struct tg_sh_env *env, const char *name)
+/* torchrun's env action: an option not on the command line takes PET_<OPTION> (its last entry
+ * in the environment the torchrun process starts with). */
+static void opt_from_env(struct tg_torch_opt *o, const struct tg_sh_cmd *cmd, const char *name)
 {
-    for (size_t i = env->n; i-- > 0;) {
-        if (env->v[i].namelen == strlen(name) && !strncmp(env->v[i].name, name, env->v[i].namelen))
-            return &env->v[i];
-    }
-    return NULL;
-}
-
-/* torchrun's env action: an option not on the command line takes PET_<OPTION>. */
-static void opt_from_env(struct tg_torch_opt *o, const struct tg_sh_env *env, const char *name)
-{
-    const struct tg_sh_env_var *e = env_find(env, name);
-    if (o->set || !e)
+    const char *value;
+    if (o->set || !tg_sh_cmd_getenv(cmd, name, &value))
         return;
     o->set = o->from_env = true;
-    o->resolved = e->value != NULL;
+    o->resolved = value != NULL;
     snprintf(o->env_name, sizeof(o->env_name), "%s", name);
-    snprintf(o->text, sizeof(o->text), "%s", e->value ? e->value : "");
-    if (!e->value)
+    snprintf(o->text, sizeof(o->text), "%s", value ? value : "");
+    if (!value)
         snprintf(o->reason, sizeof(o->reason), "%s is not known at admission", name);
 }
 
 int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
 {
-    struct tg_sh_env env;
     memset(out, 0, sizeof(*out));
     size_t start = torch_start(cmd, out->launcher, sizeof(out->launcher));
     if (start == 0)
@@ -180,16 +199,30 @@ int tg_torchrun_parse(const struct tg_sh_cmd *cmd, struct tg_torchrun *out)
     out->index = cmd->index;
     out->argv_index = cmd->argv_index;
     read_options(cmd, start, out);
-    if (tg_sh_cmd_env(cmd, &env) < 0)
-        return -ENOMEM;
-    opt_from_env(&out->nnodes, &env, "PET_NNODES");
-    opt_from_env(&out->nproc, &env, "PET_NPROC_PER_NODE");
-    const struct tg_sh_env_var *sa = env_find(&env, "PET_STANDALONE");
-    if (sa && sa->value && !strcmp(sa->value, "1"))
+    opt_from_env(&out->nnodes, cmd, "PET_NNODES");
+    opt_from_env(&out->nproc, cmd, "PET_NPROC_PER_NODE");
+    const char *sa;
+    if (tg_sh_cmd_getenv(cmd, "PET_STANDALONE", &sa) && sa && !strcmp(sa, "1"))
         out->standalone = true;
-    out->rdzv |= env_find(&env, "PET_RDZV_ENDPOINT") != NULL;
-    tg_sh_env_release(&env);
+    out->rdzv |= tg_sh_cmd_getenv(cmd, "PET_RDZV_ENDPOINT", &sa);
     return 1;
+}
+
+int tg_torchrun_parse_memo(struct tg_torchrun_memo *memo, const struct tg_sh_cmd *cmd,
+                           struct tg_torchrun *out)
+{
+    if (memo && memo->words && memo->words == cmd->words && memo->nwords == cmd->nwords) {
+        *out = memo->r;
+        return memo->rc;
+    }
+    int rc = tg_torchrun_parse(cmd, out);
+    if (memo && rc >= 0) {
+        memo->words = cmd->words;
+        memo->nwords = cmd->nwords;
+        memo->rc = rc;
+        memo->r = *out;
+    }
+    return rc;
 }
 
 /* A non-negative decimal count, all of s. */

@@ -1383,6 +1383,78 @@ START_TEST(launcher_garbage_never_crashes)
 }
 END_TEST
 
+/* A valueFrom variable's reason names it, cut at 60 bytes, whether Kubernetes ($(NAME)) or the
+ * shell ($NAME) reads it; a line that names a launcher only in its command is read too. */
+START_TEST(launcher_valuefrom_reason_names_the_variable)
+{
+    static const size_t lens[] = {1, 59, 60, 61, 100};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        char name[128], want[TG_LAUNCH_REASON_MAX];
+        memset(name, 'N', lens[k]);
+        name[lens[k]] = '\0';
+        snprintf(want, sizeof(want), "$%.60s is set from valueFrom, unknown at admission", name);
+        /* (Kubernetes reads names up to 76 bytes: longer is another reason, not this one) */
+        for (int shell = lens[k] > 76; shell < 2; shell++) {
+            json_t *c =
+                json_pack("{s:[s,s,s,s], s:[{s:s, s:{}}]}", "command", shell ? "sh" : "mpirun",
+                          shell ? "-c" : "-np", shell ? "mpirun -np $X ./a" : "$(X)",
+                          shell ? "" : "./a", "env", "name", name, "valueFrom");
+            ck_assert_ptr_nonnull(c);
+            /* the variable is X in the line: rename it in the line */
+            char line[160];
+            snprintf(line, sizeof(line), shell ? "mpirun -np $%s ./a" : "$(%s)", name);
+            json_array_set_new(json_object_get(c, "command"), 2, json_string(line));
+            struct tg_launch l;
+            tg_launch_init(&l);
+            ck_assert_int_eq(tg_launch_parse_container(c, TG_MPI_OPENMPI, &l), 0);
+            ck_assert_uint_eq(l.nruns, 1);
+            ck_assert(l.runs[0].np.set && !l.runs[0].np.resolved);
+            ck_assert_str_eq(l.runs[0].np.reason, want);
+            tg_launch_release(&l);
+            json_decref(c);
+        }
+    }
+}
+END_TEST
+
+/* Whether the walk runs at all: a launcher named in args, in command, or only in a literal env
+ * value the line expands, is read; a line that names none (even split by quotes) is not. */
+START_TEST(launcher_read_only_when_a_launcher_is_named)
+{
+    static const struct {
+        const char *json;
+        size_t nruns, ntorch, nplans;
+    } lines[] = {
+        {"{\"command\": [\"sh\", \"-c\"], \"args\": [\"mpirun -np 4 ./a\"]}", 1, 0, 1},
+        {"{\"command\": [\"mpirun\", \"-np\", \"2\", \"./a\"], \"args\": [\"x\"]}", 1, 0, 1},
+        {"{\"command\": [\"sh\", \"-c\", \"$L -np 4 ./a\"], \"env\": [{\"name\": \"L\", "
+         "\"value\": \"mpirun\"}]}",
+         1, 0, 1},
+        {"{\"command\": [\"$(L)\", \"--nnodes=2\", \"t.py\"], \"env\": [{\"name\": \"L\", "
+         "\"value\": \"torchrun\"}]}",
+         0, 1, 1},
+        {"{\"command\": [\"python\", \"t.py\", \"--micro-batch-size\", \"2\"]}", 0, 0, 1},
+        {"{\"command\": [\"sh\", \"-c\", \"mpi\\\"run\\\" -np 4 ./a\"]}", 0, 0, 0},
+        {"{\"command\": [\"sleep\", \"infinity\"], \"env\": [{\"name\": \"A\", \"value\": "
+         "\"b\"}]}",
+         0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        json_error_t err;
+        json_t *c = json_loads(lines[i].json, 0, &err);
+        ck_assert_msg(c != NULL, "case %zu: %s", i, err.text);
+        struct tg_launch l;
+        tg_launch_init(&l);
+        ck_assert_int_eq(tg_launch_parse_container(c, TG_MPI_OPENMPI, &l), 0);
+        ck_assert_msg(l.nruns == lines[i].nruns && l.ntorch == lines[i].ntorch &&
+                          l.nplans == lines[i].nplans,
+                      "case %zu: %zu runs, %zu torch, %zu plans", i, l.nruns, l.ntorch, l.nplans);
+        tg_launch_release(&l);
+        json_decref(c);
+    }
+}
+END_TEST
+
 Suite *tg_test_launch_suite(void);
 Suite *tg_test_launch_suite(void)
 {
@@ -1395,6 +1467,8 @@ Suite *tg_test_launch_suite(void)
     tcase_add_test(api, launcher_forwards_api);
     tcase_add_test(api, launcher_deep_nesting_is_cut);
     tcase_add_test(api, launcher_garbage_never_crashes);
+    tcase_add_test(api, launcher_valuefrom_reason_names_the_variable);
+    tcase_add_test(api, launcher_read_only_when_a_launcher_is_named);
     suite_add_tcase(s, api);
     return s;
 }

@@ -176,6 +176,37 @@ START_TEST(mpirun_env_and_the_mca_env_list)
 }
 END_TEST
 
+/* Options are found by their length and bytes: --opt=value only for long options that take one
+ * value, and a near name is an unknown option. */
+START_TEST(mpirun_finds_options_by_name_and_length)
+{
+    struct tg_mpirun run;
+    const char *const a[] = {"mpirun", "--np=4", "--map-by=ppr:2:node", "-npernod", "--mca=x",
+                             "./a",    NULL};
+    parse(a, TG_MPI_OPENMPI, &run);
+    ck_assert(run.np.resolved);
+    ck_assert_int_eq(run.np.value, 4);
+    ck_assert(run.per_node.resolved);
+    ck_assert_int_eq(run.per_node.value, 2);
+    ck_assert_str_eq(run.note, "unknown OpenMPI option -npernod read as a flag");
+    ck_assert_uint_eq(run.prog, 5);
+    tg_mpirun_release(&run);
+    const char *const b[] = {"mpirun", "-np=4", "-x", "A=1", "./a", NULL};
+    parse(b, TG_MPI_OPENMPI, &run);
+    ck_assert(!run.np.set); /* -np=4: a short option takes no =value */
+    ck_assert_str_eq(run.note, "unknown OpenMPI option -np=4 read as a flag");
+    ck_assert_ptr_nonnull(tg_mpirun_find_fwd(&run, "A"));
+    tg_mpirun_release(&run);
+    const char *const c[] = {"mpiexec", "-ppn", "2", "-genvall", "-n", "8", "./a", NULL};
+    parse(c, TG_MPI_INTEL, &run);
+    ck_assert_int_eq(run.np.value, 8);
+    ck_assert_int_eq(run.per_node.value, 2);
+    ck_assert(run.forward_all);
+    ck_assert_str_eq(run.note, "");
+    tg_mpirun_release(&run);
+}
+END_TEST
+
 Suite *tg_test_mpirun_suite(void);
 Suite *tg_test_mpirun_suite(void)
 {
@@ -187,6 +218,7 @@ Suite *tg_test_mpirun_suite(void)
     tcase_add_test(tc, mpirun_hydra_grammar_and_forwarding);
     tcase_add_test(tc, mpirun_mpmd_sums_the_contexts);
     tcase_add_test(tc, mpirun_env_and_the_mca_env_list);
+    tcase_add_test(tc, mpirun_finds_options_by_name_and_length);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tg/launch.h"
+#include "tg/plan_args.h"
 
 /* Expected value: NULL not checked; "-" absent; "?" unknown (with a reason); "auto"; "8" set;
  * "=8" set from a default (its source names no flag). */
@@ -353,12 +354,205 @@ START_TEST(plan_reads_the_launch_line)
 }
 END_TEST
 
+/* tg_plan_value_read keeps what snprintf into its buffers kept: the value's text (47 bytes, the
+ * quotes of '4' taken off) is what is read as a number, and the source is cut at 95 bytes. */
+START_TEST(plan_value_read_cuts_as_snprintf_did)
+{
+    struct tg_sh_word w = {.resolved = true};
+    char value[128], want[160];
+    for (size_t n = 40; n <= 100; n++) {
+        for (int quoted = 0; quoted < 2; quoted++) {
+            /* n zeros then 'x': a number only when the x falls past the 47 bytes kept */
+            size_t at = 0;
+            if (quoted)
+                value[at++] = '\'';
+            memset(value + at, '0', n);
+            at += n;
+            value[at++] = 'x';
+            if (quoted)
+                value[at++] = '\'';
+            value[at] = '\0';
+            w.text = value;
+            struct tg_plan_value v;
+            memset(&v, 0x5a, sizeof(v));
+            tg_plan_value_read(&v, &w, value, "--global-batch-size");
+            ck_assert_int_eq(v.state, n >= 47 ? TG_PV_SET : TG_PV_UNKNOWN);
+            if (n >= 47)
+                ck_assert_int_eq(v.value, 0);
+            /* what snprintf(v.src, sizeof(v.src), "%s %s", ...) keeps */
+            snprintf(want, sizeof(want), "%s %s", "--global-batch-size", value);
+            want[sizeof(v.src) - 1] = '\0';
+            ck_assert_str_eq(v.src, want);
+            if (n < 47) {
+                snprintf(want, sizeof(v.why), "%s '%.40s' is not a number", "--global-batch-size",
+                         value);
+                ck_assert_str_eq(v.why, want);
+            } else {
+                ck_assert_str_eq(v.why, "");
+            }
+        }
+    }
+}
+END_TEST
+
+/* A flag is its whole name (up to a '='): a longer or shorter spelling is not it, and the value
+ * after '=' is all of the rest. */
+START_TEST(plan_flags_are_whole_names)
+{
+    struct tg_sh_word argv[] = {
+        {"pretrain_gpt.py", true, NULL},
+        {"--batch-size=4", true, NULL},
+        {"--global-batch-size", true, NULL},
+        {"64", true, NULL},
+        {"--tensor-model-parallel-size=8=9", true, NULL},
+        {"--pipeline-model-parallel-sizes", true, NULL},
+        {"3", true, NULL},
+        {"--context-parallel-siz=2", true, NULL},
+        {"--deepspeed_config={\"train_batch_size\": 64}", true, NULL},
+        {"--config-name=gpt", true, NULL},
+    };
+    struct tg_plan p;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(argv, sizeof(argv) / sizeof(argv[0]), NULL, NULL, &p), 0);
+    ck_assert_int_eq(p.fw, TG_PLAN_FW_MEGATRON_DS);
+    ck_assert_str_eq(p.program, "pretrain_gpt.py");
+    ck_assert(p.v1_batch);
+    ck_assert_int_eq(p.micro.state, TG_PV_SET);
+    ck_assert_int_eq(p.micro.value, 4);
+    ck_assert_str_eq(p.micro.src, "--batch-size 4");
+    ck_assert_int_eq(p.gbs.value, 64);
+    ck_assert_int_eq(p.tp.state, TG_PV_UNKNOWN);
+    ck_assert_str_eq(p.tp.why, "--tensor-model-parallel-size '8=9' is not a number");
+    ck_assert_str_eq(p.pp.src, "Megatron's default");
+    ck_assert_str_eq(p.cp.src, "Megatron's default");
+    ck_assert(p.dscfg.given);
+    ck_assert_int_eq(p.dscfg.train.value, 64);
+}
+END_TEST
+
+/* The launcher names of mpirun + torchrun: the outer one cut at 12 bytes. */
+START_TEST(plan_names_the_launchers)
+{
+    static const char *const lines[][2] = {
+        {"mpiexec.hydra -n 2 torchrun --nproc_per_node 8 t.py --micro-batch-size 1",
+         "mpiexec.hydr + torchrun"},
+        {"mpirun -np 2 python -m torch.distributed.run t.py --micro-batch-size 1",
+         "mpirun + python -m torch.distributed.ru"}, /* cut at 30 bytes */
+        {"torchrun t.py --micro-batch-size 1", "torchrun"},
+        {"python3 -m torch.distributed.launch t.py --micro-batch-size 1",
+         "python -m torch.distributed.la"},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        struct tg_sh_word argv[] = {
+            {"sh", true, NULL}, {"-c", true, NULL}, {(char *)lines[i][0], true, NULL}};
+        struct tg_sh_vars vs;
+        struct tg_launch l;
+        tg_sh_vars_init(&vs);
+        tg_launch_init(&l);
+        ck_assert_int_eq(tg_launch_parse_words(argv, 3, &vs, TG_MPI_OPENMPI, &l), 0);
+        ck_assert_uint_eq(l.nplans, 1);
+        ck_assert_str_eq(l.plans[0].launcher, lines[i][1]);
+        tg_launch_release(&l);
+        tg_sh_vars_release(&vs);
+    }
+}
+END_TEST
+
+/* Plans are kept in the order of their commands, commands that are no training launch in
+ * between (python -c, a plain script) leave none, and the 17th launch is not kept. */
+START_TEST(plan_keeps_sixteen_launches_in_order)
+{
+    char script[4096];
+    size_t at = 0;
+    for (int i = 1; i <= 17; i++)
+        at += (size_t)snprintf(script + at, sizeof(script) - at,
+                               "python -c 'print(%d)'\npython3 x%d.py\n"
+                               "python pretrain_gpt.py --micro-batch-size %d\n",
+                               i, i, i);
+    struct tg_sh_word argv[] = {{"bash", true, NULL}, {"-c", true, NULL}, {script, true, NULL}};
+    struct tg_sh_vars vs;
+    struct tg_launch l;
+    tg_sh_vars_init(&vs);
+    tg_launch_init(&l);
+    ck_assert_int_eq(tg_launch_parse_words(argv, 3, &vs, TG_MPI_OPENMPI, &l), 0);
+    ck_assert_uint_eq(l.nplans, 16);
+    for (size_t i = 0; i < 16; i++) {
+        ck_assert_int_eq(l.plans[i].fw, TG_PLAN_FW_MEGATRON);
+        ck_assert_str_eq(l.plans[i].program, "pretrain_gpt.py");
+        ck_assert_int_eq(l.plans[i].micro.value, (long long)i + 1);
+        ck_assert_int_eq(l.plans[i].line, (int)(3 * i + 3));
+    }
+    tg_launch_release(&l);
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
+/* The command words that may start a training launch, in any directory, and near names. */
+START_TEST(plan_knows_its_commands)
+{
+    static const char *const yes[] = {
+        "torchrun",      "/usr/bin/torchrun", "deepspeed", "accelerate", "nemo",   "t.py",
+        ".py",           "/a/b/pretrain.py",  "python",    "python3.11", "mpirun", "/opt/mpiexec",
+        "mpiexec.hydra", "orterun",           "prterun",   "horovodrun",
+    };
+    static const char *const no[] = {
+        "torchrunx", "torchru", "deepspeed2", "accelerat", "nemo2",   "nem",
+        "py",        "t.pyc",   "pythonx",    "mpiru",     "mpirun2", "mpiexec.hydr",
+        "horovod",   "",        "/usr/bin/",  "sh",
+    };
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        ck_assert_msg(tg_plan_is_command(yes[i]), "%s", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        ck_assert_msg(!tg_plan_is_command(no[i]), "%s", no[i]);
+    ck_assert(tg_launcher_is_mpi("/opt/amazon/openmpi/bin/mpirun"));
+    ck_assert(tg_launcher_is_mpi("mpiexec.hydra"));
+    ck_assert(!tg_launcher_is_mpi("mpiexec.hydra2"));
+    ck_assert(!tg_launcher_is_mpi("mpi"));
+    ck_assert(!tg_launcher_is_mpi("torchrun"));
+}
+END_TEST
+
+/* Hydra's own flags, in both forms, and names that only start like them. */
+START_TEST(plan_reads_hydra_flags)
+{
+    struct tg_sh_word argv[] = {
+        {"megatron_gpt_pretraining.py", true, NULL},
+        {"-cp", true, NULL},
+        {"/conf", true, NULL},
+        {"-cn=gpt", true, NULL},
+        {"--config-dir=/d", true, NULL},
+        {"-cd", true, NULL},
+        {"/e", true, NULL},
+        {"--config-nam", true, NULL},
+        {"x", true, NULL},
+        {"-c", true, NULL},
+        {"y", true, NULL},
+        {"--config-names=z", true, NULL},
+        {"-cpu", true, NULL},
+        {"model.tensor_model_parallel_size=2", true, NULL},
+    };
+    struct tg_plan p;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(argv, sizeof(argv) / sizeof(argv[0]), NULL, NULL, &p), 0);
+    ck_assert_int_eq(p.fw, TG_PLAN_FW_NEMO1);
+    ck_assert_str_eq(p.config, "-cp=/conf -cn=gpt --config-dir=/d -cd=/e");
+    ck_assert_int_eq(p.tp.value, 2);
+    ck_assert_int_eq(p.pp.state, TG_PV_UNKNOWN);
+}
+END_TEST
+
 Suite *tg_test_plan_suite(void);
 Suite *tg_test_plan_suite(void)
 {
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("reader");
     tcase_add_loop_test(tc, plan_reads_the_launch_line, 0, (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, plan_value_read_cuts_as_snprintf_did);
+    tcase_add_test(tc, plan_flags_are_whole_names);
+    tcase_add_test(tc, plan_names_the_launchers);
+    tcase_add_test(tc, plan_keeps_sixteen_launches_in_order);
+    tcase_add_test(tc, plan_knows_its_commands);
+    tcase_add_test(tc, plan_reads_hydra_flags);
     suite_add_tcase(s, tc);
     return s;
 }

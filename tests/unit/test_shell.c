@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/shell.h"
@@ -280,6 +281,248 @@ START_TEST(shell_hands_over_here_documents_and_the_output_file)
 }
 END_TEST
 
+/* A word that is one literal (the reader's fast path) and the same text in several parts (the
+ * general expansion) give the same words. */
+START_TEST(shell_reads_one_literal_words_as_words_of_several_parts)
+{
+    struct seen s = {0};
+    walk("E=\n"
+         "w abc 'abc' \"abc\" a'b'c a\"b\"c ab$E'c' \\abc a\\bc \"a\\$c\" 'a\\c'\n"
+         "w '' \"\" $E \"$E\" a$ a$/b $ \\$x '$x' -x=1 A=1\n"
+         "A= B='' C=x\"y\"z D=plain F=\"\" G=$E H=a'b'$E\n"
+         "w $A.$B.$C.$D.$F.$G.$H\n"
+         "2>x w 12 '1'> y\n"
+         "w\\\n"
+         "x 'a\n"
+         "b' \"c\n"
+         "d\" 10\n",
+         &s);
+    ck_assert_uint_eq(s.n, 5);
+    ck_assert_str_eq(s.cmds[0], "w abc abc abc abc abc abc abc abc a$c a\\c");
+    /* '' "" and "$E" are empty words, $E alone none */
+    ck_assert_str_eq(s.cmds[1], "w    a$ a$/b $ $x $x -x=1 A=1");
+    ck_assert_str_eq(s.cmds[2], "w ..xyz.plain...ab");
+    ck_assert_str_eq(s.cmds[3], "w 12 1"); /* a quoted '1' is no IO number */
+    ck_assert_str_eq(s.cmds[4], "wx a\nb c\nd 10");
+    ck_assert_int_eq(s.line[4], 7);
+}
+END_TEST
+
+/* Every word of every command, whole (the words of a command only live as long as the call). */
+struct whole {
+    char *words[4][8];
+    size_t nwords[4];
+    size_t n;
+};
+
+static int record_whole(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct whole *r = ctx;
+    ck_assert_uint_lt(r->n, 4);
+    ck_assert_uint_le(cmd->nwords, 8);
+    for (size_t i = 0; i < cmd->nwords; i++) {
+        r->words[r->n][i] = strdup(cmd->words[i].text);
+        ck_assert_ptr_nonnull(r->words[r->n][i]);
+    }
+    r->nwords[r->n++] = cmd->nwords;
+    return 0;
+}
+
+static char *repeat(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+    ck_assert_ptr_nonnull(s);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Words the size of the reader's scratch blocks (992 bytes of data, then doubling) and around them,
+ * in one part and in several, over several commands (the scratch area is emptied between
+ * commands): each word comes out whole. */
+START_TEST(shell_reads_words_longer_than_a_scratch_block)
+{
+    static const size_t sizes[] = {1,   490,  491,  495,  496,  984,  985,  990,  991,  992,
+                                   993, 1023, 1024, 1025, 1983, 1984, 1985, 2048, 3968, 5000};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        char *a = repeat('a', n), *b = repeat('b', n);
+        /* plain; quoted; three parts; a double-quoted run grown in place by an escape; a word
+         * of many segments; the same again after a newline (a new command) */
+        size_t len = 12 * n + 256;
+        char *script = malloc(len);
+        ck_assert_ptr_nonnull(script);
+        snprintf(script, len,
+                 "w %s '%s' %s\"%s\"'x' \"%s\\$%s\" x${E}${E}${E}${E}${E}${E}${E}${E}${E}%s\n"
+                 "w %s\"%s\"\n"
+                 "w $L\n",
+                 a, b, a, b, a, b, b, b, a);
+        struct whole r = {0};
+        struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "E", "", NULL), 0);
+        char *l = malloc(2 * n + 2);
+        ck_assert_ptr_nonnull(l);
+        snprintf(l, 2 * n + 2, "%s %s", a, b);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "L", l, NULL), 0); /* $L: two fields */
+        free(l);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(r.n, 3);
+        ck_assert_uint_eq(r.nwords[0], 6);
+        ck_assert_str_eq(r.words[0][1], a);
+        ck_assert_str_eq(r.words[0][2], b);
+        ck_assert_uint_eq(strlen(r.words[0][3]), 2 * n + 1);
+        ck_assert(!strncmp(r.words[0][3], a, n) && !strncmp(r.words[0][3] + n, b, n));
+        ck_assert_int_eq(r.words[0][3][2 * n], 'x');
+        ck_assert_uint_eq(strlen(r.words[0][4]), 2 * n + 1);
+        ck_assert_int_eq(r.words[0][4][n], '$');
+        ck_assert_uint_eq(strlen(r.words[0][5]), n + 1);
+        ck_assert_int_eq(r.words[0][5][0], 'x');
+        ck_assert_str_eq(r.words[0][5] + 1, b);
+        ck_assert_uint_eq(r.nwords[1], 2);
+        ck_assert_uint_eq(strlen(r.words[1][1]), 2 * n);
+        ck_assert(!strncmp(r.words[1][1], b, n) && !strcmp(r.words[1][1] + n, a));
+        ck_assert_uint_eq(r.nwords[2], 3);
+        ck_assert_str_eq(r.words[2][1], a);
+        ck_assert_str_eq(r.words[2][2], b);
+        for (size_t c = 0; c < r.n; c++)
+            for (size_t i = 0; i < r.nwords[c]; i++)
+                free(r.words[c][i]);
+        tg_sh_vars_release(&vs);
+        free(script);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
+/* An inner shell reads the outer shell's variables until it assigns one (then works on its own
+ * copy), at every depth; nothing it assigns or exports comes back out. */
+START_TEST(shell_inner_shells_keep_their_assignments)
+{
+    struct seen s = {0};
+    struct tg_sh_walk wk = {.on_command = record, .ctx = &s};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(
+        tg_sh_walk_script(&wk,
+                          "A=1\n"
+                          "sh -c 'echo $A; A=2; echo $A; export B=3; "
+                          "sh -c \"echo \\$A \\$B; A=4; C=(x y); echo \\$A \\${C[@]}\"; "
+                          "echo $A $C'\n"
+                          "sh -c 'sh -c \"echo \\$A\"'\n"
+                          "echo $A $B $C\n",
+                          &vs, 0),
+        0);
+    ck_assert_msg(!wk.script_error, "%s", wk.error);
+    ck_assert_uint_eq(s.n, 7);
+    ck_assert_str_eq(s.cmds[0], "echo 1");
+    ck_assert_str_eq(s.cmds[1], "echo 2");
+    ck_assert_str_eq(s.cmds[2], "echo 2 3");
+    ck_assert_int_eq(s.depth[2], 2);
+    ck_assert_str_eq(s.env[2], "B=3");
+    ck_assert_str_eq(s.cmds[3], "echo 4 x y");
+    ck_assert_str_eq(s.cmds[4], "echo 2 ?$C");
+    ck_assert_str_eq(s.cmds[5], "echo 1");
+    ck_assert_int_eq(s.depth[5], 2);
+    ck_assert_str_eq(s.cmds[6], "echo 1 ?$B ?$C");
+    ck_assert_str_eq(s.env[6], "");
+    ck_assert_str_eq(tg_sh_vars_get(&vs, "A")->value, "1");
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "B"));
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "C"));
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
+/* Every wrapper and builtin the reader interprets, by its name (in any directory), and names
+ * that only look like one: those are commands of their own. */
+START_TEST(shell_knows_its_wrappers_by_name)
+{
+    struct seen s = {0};
+    walk("exec -a x /usr/bin/time -p nohup command builtin xargs a1\n"
+         "timeout -s KILL 5 env -u X Y=1 nice -n 5 stdbuf -o L sudo -u u numactl -N 0 "
+         "taskset 3 a2\n"
+         "execs a3; times a4; envy a5; nic a6; sudo- a7; exports A=1\n",
+         &s);
+    ck_assert_uint_eq(s.n, 8);
+    ck_assert_str_eq(s.cmds[0], "a1");
+    ck_assert_str_eq(s.cmds[1], "a2");
+    ck_assert_str_eq(s.env[1], "Y=1");
+    ck_assert_str_eq(s.cmds[2], "execs a3");
+    ck_assert_str_eq(s.cmds[3], "times a4");
+    ck_assert_str_eq(s.cmds[4], "envy a5");
+    ck_assert_str_eq(s.cmds[5], "nic a6");
+    ck_assert_str_eq(s.cmds[6], "sudo- a7");
+    ck_assert_str_eq(s.cmds[7], "exports A=1");
+    struct seen t = {0};
+    walk("bash5 -c 'a8'\n"
+         "/bin/export B=2; local C=3; readonly D=4; declare -x E=5; typeset F=6\n"
+         "zsh -c 'ksh -c \"a9 $B$C$D$E$F\"'; dash -c a10; ash -c a11\n",
+         &t);
+    ck_assert_uint_eq(t.n, 4);
+    ck_assert_str_eq(t.cmds[0], "bash5 -c a8");
+    ck_assert_str_eq(t.cmds[1], "a9 23456");
+    ck_assert_int_eq(t.depth[1], 3);
+    ck_assert_str_eq(t.env[1], "B=2 E=5");
+    ck_assert_str_eq(t.cmds[2], "a10");
+    ck_assert_str_eq(t.cmds[3], "a11");
+}
+END_TEST
+
+/* tg_sh_cmd_getenv answers as the last entry of tg_sh_cmd_env's array does, for every name. */
+static int check_getenv(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    static const char *const names[] = {"A", "B", "C", "D", "E", "AB", "U", "Z"};
+    size_t *n = ctx;
+    struct tg_sh_env env;
+    ck_assert_int_eq(tg_sh_cmd_env(cmd, &env), 0);
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        const struct tg_sh_env_var *last = NULL;
+        for (size_t i = 0; i < env.n; i++)
+            if (env.v[i].namelen == strlen(names[k]) &&
+                !strncmp(env.v[i].name, names[k], env.v[i].namelen))
+                last = &env.v[i];
+        const char *value = "untouched";
+        bool found = tg_sh_cmd_getenv(cmd, names[k], &value);
+        ck_assert_msg(found == (last != NULL), "command %zu: %s", *n, names[k]);
+        if (last && last->value)
+            ck_assert_str_eq(value, last->value);
+        else if (last)
+            ck_assert_ptr_null(value);
+    }
+    tg_sh_env_release(&env);
+    (*n)++;
+    return 0;
+}
+
+START_TEST(shell_getenv_is_the_last_entry_of_the_env)
+{
+    size_t n = 0;
+    struct tg_sh_walk wk = {.on_command = check_getenv, .ctx = &n};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "A", "1", NULL), 0);
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "U", NULL, "U unknown"), 0);
+    tg_sh_vars_export(&vs, "A");
+    tg_sh_vars_export(&vs, "U");
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "B", "2", NULL), 0); /* not exported */
+    ck_assert_int_eq(tg_sh_walk_script(&wk,
+                                       "run\n"
+                                       "A=3 B=4 run\n"
+                                       "A=5 A=6 C=$(x) run\n"
+                                       "env A=7 AB=8 A=9 run\n"
+                                       "D=1 env -i E=2 run\n"
+                                       "env -u A run\n"
+                                       "export Z=10; A= run\n",
+                                       &vs, 0),
+                     0);
+    ck_assert_uint_eq(n, 7);
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_shell_suite(void);
 Suite *tg_test_shell_suite(void)
 {
@@ -293,6 +536,11 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_splits_unquoted_expansions_into_fields);
     tcase_add_test(tc, shell_reads_bash_arrays);
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
+    tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
+    tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
+    tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
+    tcase_add_test(tc, shell_knows_its_wrappers_by_name);
+    tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
     suite_add_tcase(s, tc);
     return s;
 }

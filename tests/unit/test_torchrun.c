@@ -92,6 +92,11 @@ static const struct tcase cases[] = {
     {"an invalid --nnodes value is not a count",
      "{\"command\": [\"torchrun\", \"--nnodes=4:2\", \"t.py\"]}", 1, "torchrun", "?", 'f', "1", 'd',
      false, false},
+    {"names compared by length: --standalone=1 is no switch, --nnodesx another option",
+     "{\"command\": [\"torchrun\", \"--standalone=1\", \"--nnodesx\", \"3\", \"--nnodes=2\", "
+     "\"--nproc_per_nod\", \"4\", \"--nproc_per_node\", \"8\", \"--rdzv_backend=c10d\", "
+     "\"t.py\", \"--nnodes\", \"9\"]}",
+     1, "torchrun", "2:2", 'f', "8", 'f', false, true},
 };
 
 static char src_of(const struct tg_torch_opt *o)
@@ -154,6 +159,49 @@ START_TEST(torchrun_keeps_every_line)
 }
 END_TEST
 
+/* The memo hands the readers of one command the same read; other words, or an emptied memo,
+ * are read anew. */
+START_TEST(torchrun_memo_reads_each_command_once)
+{
+    struct tg_sh_word w[] = {{"mpirun", true, NULL},   {"-np", true, NULL},      {"2", true, NULL},
+                             {"torchrun", true, NULL}, {"--nnodes", true, NULL}, {"2", true, NULL},
+                             {"t.py", true, NULL}};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    struct tg_sh_cmd cmd = {.words = w + 3, .nwords = 4, .vars = &vs, .line = 3};
+    struct tg_torchrun_memo memo = {0};
+    struct tg_torchrun a, b;
+    ck_assert_int_eq(tg_torchrun_parse_memo(&memo, &cmd, &a), 1);
+    ck_assert_ptr_eq(memo.words, w + 3);
+    ck_assert_str_eq(a.nnodes.text, "2");
+    ck_assert_uint_eq(a.script, 3);
+    ck_assert_int_eq(a.line, 3);
+    ck_assert_int_eq(tg_torchrun_parse_memo(&memo, &cmd, &b), 1);
+    ck_assert_str_eq(b.launcher, a.launcher);
+    ck_assert_str_eq(b.nnodes.text, a.nnodes.text);
+    ck_assert(b.nnodes.set && b.nnodes.resolved && !b.nproc.set);
+    ck_assert_uint_eq(b.script, a.script);
+    ck_assert_int_eq(b.line, a.line);
+    /* new words at the same place: read anew once the memo is emptied */
+    w[5].text = "4";
+    memo.words = NULL;
+    ck_assert_int_eq(tg_torchrun_parse_memo(&memo, &cmd, &b), 1);
+    ck_assert_str_eq(b.nnodes.text, "4");
+    /* other words (the whole mpirun line): not torchrun, and not the memo's */
+    cmd.words = w;
+    cmd.nwords = 7;
+    ck_assert_int_eq(tg_torchrun_parse_memo(&memo, &cmd, &b), 0);
+    ck_assert_ptr_eq(memo.words, w);
+    ck_assert_int_eq(memo.rc, 0);
+    /* no memo: a plain read */
+    cmd.words = w + 3;
+    cmd.nwords = 4;
+    ck_assert_int_eq(tg_torchrun_parse_memo(NULL, &cmd, &b), 1);
+    ck_assert_str_eq(b.nnodes.text, "4");
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 Suite *tg_test_torchrun_suite(void);
 Suite *tg_test_torchrun_suite(void)
 {
@@ -161,6 +209,7 @@ Suite *tg_test_torchrun_suite(void)
     TCase *tc = tcase_create("lines");
     tcase_add_loop_test(tc, torchrun_case, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, torchrun_keeps_every_line);
+    tcase_add_test(tc, torchrun_memo_reads_each_command_once);
     suite_add_tcase(s, tc);
     return s;
 }
