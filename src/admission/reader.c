@@ -39,7 +39,8 @@ struct reader {
     int depth;
     size_t built; /* values built so far (TG_READER_MAX_VALUES) */
     bool too_many;
-    const char *msg; /* the first error's reason (a literal), NULL while there is none */
+    json_t **members; /* tg_reader_load_review's, or NULL */
+    const char *msg;  /* the first error's reason (a literal), NULL while there is none */
     const char *err_at;
 };
 
@@ -729,7 +730,49 @@ static enum ctx child_ctx(enum ctx ctx, const char *key, size_t klen, bool *skip
     }
 }
 
+/* The review member (enum tg_review_member) that member `key` of the root (ctx CTX_ROOT) or of
+ * its request (CTX_REQUEST) is, or -1. */
+static int review_member(enum ctx ctx, const char *key, size_t klen)
+{
+    if (ctx == CTX_ROOT)
+        return KEY_IS("request")      ? TG_RM_REQUEST
+               : KEY_IS("apiVersion") ? TG_RM_API_VERSION
+               : KEY_IS("kind")       ? TG_RM_KIND
+                                      : -1;
+    switch (klen) {
+    case 3:
+        return KEY_IS("uid") ? TG_RM_UID : -1;
+    case 4:
+        return KEY_IS("kind") ? TG_RM_REQUEST_KIND : KEY_IS("name") ? TG_RM_NAME : -1;
+    case 6:
+        return KEY_IS("object") ? TG_RM_OBJECT : KEY_IS("dryRun") ? TG_RM_DRY_RUN : -1;
+    case 8:
+        return KEY_IS("userInfo") ? TG_RM_USER_INFO : -1;
+    case 9:
+        return KEY_IS("oldObject")   ? TG_RM_OLD_OBJECT
+               : KEY_IS("operation") ? TG_RM_OPERATION
+               : KEY_IS("namespace") ? TG_RM_NAMESPACE
+                                     : -1;
+    default:
+        return -1;
+    }
+}
+
 #undef KEY_IS
+
+/* Notes child, just set as member `key` of the root or of its request, for
+ * tg_reader_load_review: the last of duplicate keys wins, as in the object. A request replaced
+ * by one that is not an object leaves no members (one that is an object clears them when its
+ * reading starts, in read_object). */
+static void note_member(struct reader *r, enum ctx ctx, const char *key, size_t klen, json_t *child)
+{
+    int m = review_member(ctx, key, klen);
+    if (m < 0)
+        return;
+    r->members[m] = child;
+    if (m == TG_RM_REQUEST && !json_is_object(child))
+        memset(r->members + TG_RM_UID, 0, (TG_RM_COUNT - TG_RM_UID) * sizeof(json_t *));
+}
 
 /* Counts a value about to be built against TG_READER_MAX_VALUES. */
 static inline int count_value(struct reader *r)
@@ -753,7 +796,11 @@ static inline int read_string_value(struct reader *r, json_t **v)
     return 0;
 }
 
-static int read_object(struct reader *r, enum ctx ctx, json_t **v)
+/* Reads and builds the object at r->p. note: the root or its request, whose members are noted
+ * for tg_reader_load_review (a separate copy, so that the loop for every other object carries
+ * none of it). */
+static inline __attribute__((always_inline)) int read_object_in(struct reader *r, enum ctx ctx,
+                                                                json_t **v, bool note)
 {
     json_t *obj;
     const char *open = r->p, *e = r->end, *p;
@@ -761,6 +808,8 @@ static int read_object(struct reader *r, enum ctx ctx, json_t **v)
         return fail(r, open, "maximum parsing depth reached");
     if (!(obj = json_object()))
         return fail(r, open, "out of memory");
+    if (note && ctx == CTX_REQUEST) /* a later request replaces an earlier one */
+        memset(r->members + TG_RM_UID, 0, (TG_RM_COUNT - TG_RM_UID) * sizeof(json_t *));
     p = to_token(open + 1, e, '"');
     if (p < e && *p == '}') {
         r->p = p + 1;
@@ -807,9 +856,14 @@ static int read_object(struct reader *r, enum ctx ctx, json_t **v)
             else
                 rc = read_value(r, cc, &child);
         }
-        if (rc == 0 && child && json_object_setn_new_nocheck(obj, ktext, klen, child)) {
-            fail(r, r->p, "out of memory");
-            rc = -1;
+        if (rc == 0 && child) {
+            /* noted first: a failed set fails the whole load, which forgets the members */
+            if (note)
+                note_member(r, ctx, ktext, klen, child);
+            if (json_object_setn_new_nocheck(obj, ktext, klen, child)) {
+                fail(r, r->p, "out of memory");
+                rc = -1;
+            }
         }
         if (key && key != keybuf)
             free(key);
@@ -835,6 +889,16 @@ done:
 bad:
     json_decref(obj);
     return -1;
+}
+
+static int read_object(struct reader *r, enum ctx ctx, json_t **v)
+{
+    return read_object_in(r, ctx, v, false);
+}
+
+static __attribute__((noinline)) int read_review_object(struct reader *r, enum ctx ctx, json_t **v)
+{
+    return read_object_in(r, ctx, v, true);
 }
 
 static int read_array(struct reader *r, json_t **v)
@@ -901,6 +965,8 @@ static int read_value(struct reader *r, enum ctx ctx, json_t **v)
         return -1;
     switch (*r->p) {
     case '{':
+        if ((ctx == CTX_ROOT || ctx == CTX_REQUEST) && r->members)
+            return read_review_object(r, ctx, v);
         return read_object(r, ctx, v);
     case '[':
         return read_array(r, v);
@@ -933,8 +999,16 @@ static void where(const struct reader *r, int *line, int *col)
 
 json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
 {
-    struct reader r = {.p = buf, .end = buf + len, .start = buf};
+    return tg_reader_load_review(buf, len, NULL, err, errlen);
+}
+
+json_t *tg_reader_load_review(const char *buf, size_t len, json_t *members[TG_RM_COUNT], char *err,
+                              size_t errlen)
+{
+    struct reader r = {.p = buf, .end = buf + len, .start = buf, .members = members};
     json_t *root = NULL;
+    if (members)
+        memset(members, 0, TG_RM_COUNT * sizeof(json_t *));
     r.p = skip_ws(r.p, r.end);
     if (r.p >= r.end || (*r.p != '{' && *r.p != '[')) {
         fail(&r, r.p, "'[' or '{' expected");
@@ -947,6 +1021,8 @@ json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
         }
     }
     free(r.scratch);
+    if (!root && members)
+        memset(members, 0, TG_RM_COUNT * sizeof(json_t *));
     if (!root && r.too_many) {
         snprintf(err, errlen,
                  "review too large: more than %d JSON values in the members the "

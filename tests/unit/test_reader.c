@@ -8,6 +8,7 @@
 
 #include "support/cases.h"
 #include "tg/reader.h"
+#include "tg/review.h"
 #include "tg/yaml_json.h"
 
 /* Compares reader and jansson on one input; returns 1 when both accept. */
@@ -645,6 +646,154 @@ START_TEST(reader_matches_jansson_on_depth_limits_in_skipped_members)
 }
 END_TEST
 
+/* tg_reader_load_review notes the review's members as it builds them; each must be what
+ * json_object_get finds on the tree it returns (the last of duplicate keys, none from a request
+ * that a later non-object replaced, none from objects named request deeper down). */
+static void expect_members(const char *buf, size_t len)
+{
+    static const char *const names[TG_RM_COUNT] = {
+        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
+        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
+        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
+        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
+        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
+        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
+    };
+    char err[256];
+    json_t *m[TG_RM_COUNT];
+    json_t *root = tg_reader_load_review(buf, len, m, err, sizeof(err));
+
+    for (int i = 0; i < TG_RM_COUNT; i++) {
+        json_t *in = i < TG_RM_UID ? root : json_object_get(root, "request");
+        ck_assert_msg(m[i] == (json_is_object(in) ? json_object_get(in, names[i]) : NULL),
+                      "member %s of [%.*s]", names[i], (int)(len > 200 ? 200 : len), buf);
+    }
+    json_decref(root);
+}
+
+/* tg_review_parse reads those members; tg_review_from_json looks them up on a tree. Both must
+ * give the same answer and the same message. */
+static void expect_same_review(const char *buf, size_t len)
+{
+    char err1[256] = "", err2[256] = "";
+    struct tg_review a, b;
+    int rc1 = tg_review_parse(buf, len, &a, err1, sizeof(err1)), rc2;
+    json_t *root = tg_reader_load(buf, len, err2, sizeof(err2));
+
+    if (!len) { /* refused before reading */
+        ck_assert_int_ne(rc1, 0);
+        ck_assert_str_eq(err1, "empty body: expected an AdmissionReview");
+        return;
+    }
+    if (!root) {
+        ck_assert_int_ne(rc1, 0);
+        ck_assert_str_eq(err1, err2);
+        return;
+    }
+    rc2 = tg_review_from_json(root, &b, err2, sizeof(err2));
+    ck_assert_int_eq(rc1, rc2);
+    if (rc1) {
+        ck_assert_str_eq(err1, err2);
+        return;
+    }
+    ck_assert_str_eq(a.api_version, b.api_version);
+    ck_assert_str_eq(a.uid, b.uid);
+    ck_assert_str_eq(a.group, b.group);
+    ck_assert_str_eq(a.version, b.version);
+    ck_assert_str_eq(a.kind, b.kind);
+    ck_assert_str_eq(a.namespace, b.namespace);
+    ck_assert_str_eq(a.name, b.name);
+    ck_assert_str_eq(a.operation, b.operation);
+    ck_assert_int_eq(a.op, b.op);
+    ck_assert_int_eq(a.dry_run, b.dry_run);
+    ck_assert_str_eq(a.username, b.username);
+    ck_assert_int_eq(!a.object, !b.object);
+    ck_assert_int_eq(!a.old_object, !b.old_object);
+    ck_assert(json_equal(a.object, b.object) || !a.object);
+    ck_assert(json_equal(a.old_object, b.old_object) || !a.old_object);
+    tg_review_release(&a);
+    tg_review_release(&b);
+}
+
+static void members_and_review(const char *body, size_t len, void *arg)
+{
+    (void)arg;
+    expect_members(body, len);
+    expect_same_review(body, len);
+}
+
+START_TEST(reader_notes_the_review_members_json_object_get_finds)
+{
+    static const char *const fixed[] = {
+        "{\"request\":{\"uid\":\"a\",\"uid\":\"b\"},\"request\":{\"uid\":\"c\"}}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":{\"uid\":\"c\"}}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":5}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":null}",
+        "{\"request\":5,\"request\":{\"uid\":\"c\"}}",
+        "{\"apiVersion\":\"x\",\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+        "\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":"
+        "\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"object\":null}}",
+        "[{\"request\":{\"uid\":\"x\"}}]",
+        "{\"request\":{\"options\":{\"uid\":\"no\"},\"object\":{\"request\":{\"uid\":\"deep\"}}}}",
+        "{\"kind\":{\"request\":{\"uid\":\"deep\"}},\"request\":[{\"uid\":\"x\"}]}",
+        "{\"request\":{\"userInfo\":{\"username\":\"u\"},\"dryRun\":true,\"oldObject\":{},"
+        "\"namespace\":\"ns\",\"n\\u0061me\":\"escaped\"}}",
+        "{\"request\":{\"uid\":\"a\"}",
+        "{\"request\":{\"uid\":\"a\"}} x",
+    };
+    /* every member of a valid review replaced by each kind of value, or dropped */
+    static const char *const members[] = {"apiVersion", "kind",      "uid",      "kind",
+                                          "operation",  "namespace", "name",     "dryRun",
+                                          "userInfo",   "object",    "oldObject"};
+    static const char *const values[] = {
+        NULL, "null", "\"\"", "\"x\"", "1", "true", "{}", "[]", "{\"group\":1,\"kind\":\"\"}"};
+    int n = 0;
+    char buf[1024];
+
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        expect_members(fixed[i], strlen(fixed[i]));
+        expect_same_review(fixed[i], strlen(fixed[i]));
+    }
+    for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+            const char *fields[11] = {
+                "\"admission.k8s.io/v1\"",
+                "\"AdmissionReview\"",
+                "\"u-1\"",
+                "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}",
+                "\"UPDATE\"",
+                "\"ml\"",
+                "\"p\"",
+                "false",
+                "{\"username\":\"me\"}",
+                "{\"kind\":\"Pod\"}",
+                "{\"kind\":\"Pod\"}",
+            };
+            size_t len = 0;
+            fields[i] = values[v];
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "{");
+            for (size_t k = 0; k < 2; k++)
+                if (fields[k])
+                    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"%s\":%s,", members[k],
+                                            fields[k]);
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"request\":{");
+            for (size_t k = 2; k < 11; k++)
+                if (fields[k])
+                    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"%s\":%s,", members[k],
+                                            fields[k]);
+            buf[len - 1] = '}'; /* the last comma */
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "}");
+            ck_assert_uint_lt(len, sizeof(buf));
+            expect_members(buf, len);
+            expect_same_review(buf, len);
+            n++;
+        }
+    }
+    ck_assert_int_gt(tg_each_golden_request(members_and_review, NULL), 5);
+    ck_assert_int_eq(n, 99);
+}
+END_TEST
+
 /* A golden request and every prefix of it (all invalid) against jansson. */
 static void differential_with_prefixes(const char *body, size_t len, void *arg)
 {
@@ -682,6 +831,7 @@ Suite *tg_test_reader_suite(void)
     tcase_add_test(tc, reader_matches_jansson_around_64_byte_chunks);
     tcase_add_test(tc, reader_matches_jansson_on_number_limits);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits_in_skipped_members);
+    tcase_add_test(tc, reader_notes_the_review_members_json_object_get_finds);
     suite_add_tcase(s, tc);
     return s;
 }
