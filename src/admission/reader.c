@@ -60,14 +60,21 @@ static const char *fail_at(struct reader *r, const char *at, const char *msg)
     return NULL;
 }
 
-/* Whitespace is rare in the compact JSON the API server sends: one compare settles a byte above
- * ' ' (every token starts with one). */
-static inline const char *skip_ws(const char *p, const char *e)
+/* The first byte at or after p that is not whitespace (or e). */
+static __attribute__((noinline)) const char *skip_ws_run(const char *p, const char *e)
 {
-    while (p < e && (unsigned char)*p <= ' ' &&
-           (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
     return p;
+}
+
+/* Whitespace is rare in the compact JSON the API server sends: one compare settles a byte above
+ * ' ' (every token starts with one), and a run of whitespace is skipped out of line. */
+static inline const char *skip_ws(const char *p, const char *e)
+{
+    if (p < e && (unsigned char)*p > ' ')
+        return p;
+    return skip_ws_run(p, e);
 }
 
 /* p when it is on c, else the first byte after the whitespace at p: one compare in the common
@@ -76,7 +83,7 @@ static inline const char *to_token(const char *p, const char *e, char c)
 {
     if (p < e && *p == c)
         return p;
-    return skip_ws(p, e);
+    return skip_ws_run(p, e);
 }
 
 static int grow(struct reader *r, size_t need)
