@@ -630,6 +630,10 @@ static int skip_value(struct reader *r)
 value:
     if (p >= e)
         return fail(r, p, "unexpected end of input");
+    if (e - p >= 2 && p[0] == '{' && p[1] == '}' && depth < room) { /* managedFields' leaves */
+        p += 2;
+        goto after;
+    }
     switch (*p) {
     case '"': {
         const char *end = short_string(p, e);
@@ -642,7 +646,7 @@ value:
         char c = *p == '{' ? '}' : ']';
         if (depth + 1 > room)
             return fail(r, p, "maximum parsing depth reached");
-        p = to_token(p + 1, e, c);
+        p = skip_ws(p + 1, e);
         if (p < e && *p == c) { /* empty: nothing to push */
             p++;
             break;
@@ -669,9 +673,9 @@ value:
             return -1;
         break;
     }
-    /* after a value: the end of the skipped one, or a separator or a container's end */
+after: /* a value: the end of the skipped one, or a separator or a container's end */
     while (depth) {
-        p = to_token(p, e, ',');
+        p = skip_ws(p, e);
         if (p < e && *p == ',') {
             p = skip_ws(p + 1, e);
             if (close[depth] == '}')
@@ -877,7 +881,7 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
         if (rc < 0)
             goto bad;
         /* a ',' announces another member, '}' ends the object */
-        p = to_token(r->p, e, ',');
+        p = skip_ws(r->p, e);
         if (p < e && *p == ',') {
             p++;
             continue;
@@ -923,15 +927,20 @@ static int read_array(struct reader *r, json_t **v)
     }
     for (;;) {
         json_t *child = NULL;
-        r->p = skip_ws(p, e);
-        if (read_value(r, CTX_OTHER, &child) < 0)
+        int rc;
+        r->p = p = skip_ws(p, e);
+        if (p < e && *p == '"') /* read_value inline, as for members */
+            rc = count_value(r) < 0 ? -1 : read_string_value(r, &child);
+        else
+            rc = read_value(r, CTX_OTHER, &child);
+        if (rc < 0)
             goto bad;
         if (json_array_append_new(arr, child)) {
             fail(r, r->p, "out of memory");
             goto bad;
         }
         /* a ',' announces another element, ']' ends the array */
-        p = to_token(r->p, e, ',');
+        p = skip_ws(r->p, e);
         if (p < e && *p == ',') {
             p++;
             continue;
