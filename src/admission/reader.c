@@ -187,15 +187,16 @@ static const unsigned char plain_byte[256] = {
 };
 
 #if defined(__SSE2__)
-/* One bit per byte of the sixteen at q that needs attention inside a string: a signed compare
- * below 0x20 flags the control characters and, as negative bytes, everything above 0x7f; two
- * equality compares flag '"' and '\\'. */
+/* One bit per byte of the sixteen at q that needs attention inside a string: '\\', and with one
+ * signed compare below 0x21 after flipping bit 1 ('"' becomes ' ', which no other byte does;
+ * control characters stay below 0x20 and, as negative bytes, everything above 0x7f stays below
+ * too), the control characters, '"' and the non-ASCII bytes. */
 static inline unsigned special16(const unsigned char *q)
 {
     const __m128i w = _mm_loadu_si128((const __m128i *)(const void *)q);
-    const __m128i hit = _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8(0x20)),
-                                     _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))));
+    const __m128i t = _mm_xor_si128(w, _mm_set1_epi8(0x02));
+    const __m128i hit = _mm_or_si128(_mm_cmplt_epi8(t, _mm_set1_epi8(0x21)),
+                                     _mm_cmpeq_epi8(w, _mm_set1_epi8('\\')));
     return (unsigned)_mm_movemask_epi8(hit);
 }
 #endif
@@ -831,7 +832,7 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
         bool skip = false;
         enum ctx cc = CTX_OTHER;
         json_t *child = NULL;
-        char keybuf[128], *key = NULL;
+        char *key = NULL;
         const char *ktext;
         int rc;
         p = to_token(p, e, '"');
@@ -842,10 +843,10 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
         r->p = p;
         if ((rc = read_string(r, &ktext, &klen)) < 0)
             goto bad;
-        /* A key decoded into scratch is copied: the member's value reuses scratch. */
+        /* A key decoded into scratch (it had an escape: rare) is copied: the member's value
+         * reuses scratch. */
         if (rc) {
-            key = klen < sizeof(keybuf) ? keybuf : malloc(klen + 1);
-            if (!key) {
+            if (!(key = malloc(klen + 1))) {
                 fail(r, r->p, "out of memory");
                 goto bad;
             }
@@ -876,7 +877,7 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
                 rc = -1;
             }
         }
-        if (key && key != keybuf)
+        if (key)
             free(key);
         if (rc < 0)
             goto bad;

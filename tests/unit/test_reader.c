@@ -115,14 +115,36 @@ END_TEST
 
 /* The string scanner reads sixteen bytes at a time (SSE2), then eight, then one: every byte
  * that needs attention (quote, backslash escapes, control characters, valid and invalid UTF-8, a
- * premature end) is put at every offset of a long string (in the first and second block of
- * sixteen and in the tail), in a built member and in a skipped one (managedFields). */
+ * premature end) and the plain bytes next to them is put at every offset of a long string (in
+ * the first and second block of sixteen and in the tail), in a built member and in a skipped one
+ * (managedFields). */
 START_TEST(reader_matches_jansson_at_every_string_offset)
 {
     static const char *const specials[] = {
-        "\\\"", "\\\\", "\\n",  "\\u00e9",  "\\ud83d\\ude00", "\t",
-        "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",   "\xf0\x9f\x98\x80",
-        "\xff", "\xc3", "\\x",  "\"",
+        "\\\"",
+        "\\\\",
+        "\\n",
+        "\\u00e9",
+        "\\ud83d\\ude00",
+        "\t",
+        "\x01",
+        "\x1f",
+        "\x7f",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xff",
+        "\xc3",
+        "\\x",
+        "\"",
+        /* plain bytes next to the special ones ('"' is found as ' ' with bit 1 flipped) */
+        " ",
+        "!",
+        "#",
+        "[",
+        "]",
+        "\x7e",
+        "\x80",
     };
     static const char *const frames[][2] = {
         {"{\"request\":{\"uid\":\"", "\"}}"},
@@ -152,7 +174,7 @@ START_TEST(reader_matches_jansson_at_every_string_offset)
 END_TEST
 
 /* Keys and values read straight from the input (one plain run) and through the decoder (an
- * escape), at the lengths around the reader's key buffer (127 bytes fit, 128 do not), empty
+ * escape), at the lengths around 128 (an escaped key once went to a 128-byte buffer), empty
  * ones, and context keys spelled with an escape (the skip decision reads the decoded key). */
 START_TEST(reader_matches_jansson_on_key_lengths_and_escapes)
 {
