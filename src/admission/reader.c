@@ -706,6 +706,7 @@ key:
 }
 
 static int read_value(struct reader *r, enum ctx ctx, json_t **v);
+static int read_object(struct reader *r, enum ctx ctx, json_t **v);
 
 #define KEY_IS(lit) (klen == sizeof(lit) - 1 && !memcmp(key, lit, sizeof(lit) - 1))
 
@@ -865,6 +866,8 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
                 rc = skip_value(r);
             else if (p < e && *p == '"') /* most members: read_value inline */
                 rc = count_value(r) < 0 ? -1 : read_string_value(r, &child);
+            else if (p < e && *p == '{' && cc != CTX_REQUEST) /* and objects, but the request */
+                rc = count_value(r) < 0 ? -1 : read_object(r, cc, &child);
             else
                 rc = read_value(r, cc, &child);
         }
@@ -932,6 +935,8 @@ static int read_array(struct reader *r, json_t **v)
         r->p = p = skip_ws(p, e);
         if (p < e && *p == '"') /* read_value inline, as for members */
             rc = count_value(r) < 0 ? -1 : read_string_value(r, &child);
+        else if (p < e && *p == '{')
+            rc = count_value(r) < 0 ? -1 : read_object(r, CTX_OTHER, &child);
         else
             rc = read_value(r, CTX_OTHER, &child);
         if (rc < 0)
