@@ -28,6 +28,31 @@
 /* New reference, or NULL with "malformed JSON at line L, column C: reason" in err. */
 json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen);
 
+/* The members of an AdmissionReview that tg_review_parse checks: the root's, and those of the
+ * root's request when it is an object. */
+enum tg_review_member {
+    TG_RM_API_VERSION,
+    TG_RM_KIND,
+    TG_RM_REQUEST,
+    TG_RM_UID, /* request.uid, ... */
+    TG_RM_REQUEST_KIND,
+    TG_RM_OPERATION,
+    TG_RM_NAMESPACE,
+    TG_RM_NAME,
+    TG_RM_DRY_RUN,
+    TG_RM_USER_INFO,
+    TG_RM_OBJECT,
+    TG_RM_OLD_OBJECT,
+    TG_RM_COUNT
+};
+
+/* tg_reader_load, noting those members as they are built: on success members[m] is what
+ * json_object_get would return for m on the tree (borrowed; the last of duplicate keys; NULL when
+ * absent, and every request member NULL when the request is absent or not an object). A review
+ * then needs no lookups by name. */
+json_t *tg_reader_load_review(const char *buf, size_t len, json_t *members[TG_RM_COUNT], char *err,
+                              size_t errlen);
+
 /* Removes from a full AdmissionReview tree what tg_reader_load never builds. */
 void tg_reader_prune(json_t *root);
 

@@ -37,12 +37,42 @@ static int op_parse(const char *s, enum tg_op *op)
     return -EINVAL;
 }
 
-/* A string member: 0 and *out when present and a string; "" when absent or null (optional);
- * -EINVAL with a message when of another type. */
-static int opt_string(json_t *obj, const char *key, const char *where, const char **out, char *err,
+/* A field of an object the review reads, by name. */
+struct field {
+    const char *name;
+    size_t len;
+};
+#define FIELD(s)                                                                                   \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+
+/* The members of obj named in fields[0..n) into out[0..n) (NULL when absent), in one pass over
+ * obj: a request has about a dozen members and each json_object_get hashed its key and searched
+ * the table, which cost more than reading every member once. A jansson object holds each key
+ * once, so this finds what json_object_get would. */
+static void get_fields(json_t *obj, const struct field *fields, size_t n, json_t **out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        for (size_t i = 0; i < n; i++) {
+            if (fields[i].len == len && fields[i].name[0] == key[0] &&
+                !memcmp(fields[i].name, key, len)) {
+                out[i] = json_object_iter_value(it);
+                break;
+            }
+        }
+    }
+}
+
+/* A string member v (named key): 0 and *out when present and a string; "" when absent or null
+ * (optional); -EINVAL with a message when of another type. */
+static int opt_string(json_t *v, const char *key, const char *where, const char **out, char *err,
                       size_t errlen)
 {
-    json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v)) {
         *out = "";
         return 0;
@@ -55,9 +85,8 @@ static int opt_string(json_t *obj, const char *key, const char *where, const cha
     return 0;
 }
 
-static int opt_object(json_t *req, const char *key, json_t **out, char *err, size_t errlen)
+static int opt_object(json_t *v, const char *key, json_t **out, char *err, size_t errlen)
 {
-    json_t *v = json_object_get(req, key);
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
@@ -69,12 +98,28 @@ static int opt_object(json_t *req, const char *key, json_t **out, char *err, siz
     return 0;
 }
 
-static int check_request(struct tg_review *rv, json_t *req, char *err, size_t errlen)
+enum { K_GROUP, K_VERSION, K_KIND, K_COUNT };
+static const struct field kind_fields[K_COUNT] = {FIELD("group"), FIELD("version"), FIELD("kind")};
+
+static const struct field request_fields[TG_RM_COUNT - TG_RM_UID] = {
+    [TG_RM_UID - TG_RM_UID] = FIELD("uid"),
+    [TG_RM_REQUEST_KIND - TG_RM_UID] = FIELD("kind"),
+    [TG_RM_OPERATION - TG_RM_UID] = FIELD("operation"),
+    [TG_RM_NAMESPACE - TG_RM_UID] = FIELD("namespace"),
+    [TG_RM_NAME - TG_RM_UID] = FIELD("name"),
+    [TG_RM_DRY_RUN - TG_RM_UID] = FIELD("dryRun"),
+    [TG_RM_USER_INFO - TG_RM_UID] = FIELD("userInfo"),
+    [TG_RM_OBJECT - TG_RM_UID] = FIELD("object"),
+    [TG_RM_OLD_OBJECT - TG_RM_UID] = FIELD("oldObject"),
+};
+
+/* Checks the request whose members are f (indexed by enum tg_review_member). */
+static int check_request(struct tg_review *rv, json_t *const *f, char *err, size_t errlen)
 {
-    json_t *kind, *dry, *user;
+    json_t *k[K_COUNT], *kind, *dry, *user, *uid;
     const char *op;
     int rc;
-    json_t *uid = json_object_get(req, "uid");
+    uid = f[TG_RM_UID];
     if (!uid || json_is_null(uid) || (json_is_string(uid) && !json_string_length(uid))) {
         snprintf(err, errlen, "request.uid is missing");
         return -EINVAL;
@@ -84,47 +129,50 @@ static int check_request(struct tg_review *rv, json_t *req, char *err, size_t er
         return -EINVAL;
     }
     rv->uid = json_string_value(uid);
-    kind = json_object_get(req, "kind");
+    kind = f[TG_RM_REQUEST_KIND];
     if (!json_is_object(kind)) {
         snprintf(err, errlen, "request.kind must be an object {group, version, kind}");
         return -EINVAL;
     }
-    if ((rc = opt_string(kind, "group", "request.kind.", &rv->group, err, errlen)) ||
-        (rc = opt_string(kind, "version", "request.kind.", &rv->version, err, errlen)) ||
-        (rc = opt_string(kind, "kind", "request.kind.", &rv->kind, err, errlen)))
+    get_fields(kind, kind_fields, K_COUNT, k);
+    if ((rc = opt_string(k[K_GROUP], "group", "request.kind.", &rv->group, err, errlen)) ||
+        (rc = opt_string(k[K_VERSION], "version", "request.kind.", &rv->version, err, errlen)) ||
+        (rc = opt_string(k[K_KIND], "kind", "request.kind.", &rv->kind, err, errlen)))
         return rc;
     if (!*rv->kind || !*rv->version) {
         snprintf(err, errlen, "request.kind.version and request.kind.kind are required");
         return -EINVAL;
     }
-    if ((rc = opt_string(req, "operation", "request.", &op, err, errlen)))
+    if ((rc = opt_string(f[TG_RM_OPERATION], "operation", "request.", &op, err, errlen)))
         return rc;
     if (op_parse(op, &rv->op) < 0) {
         snprintf(err, errlen, "request.operation must be CREATE, UPDATE, DELETE or CONNECT");
         return -EINVAL;
     }
     rv->operation = op;
-    if ((rc = opt_string(req, "namespace", "request.", &rv->namespace, err, errlen)) ||
-        (rc = opt_string(req, "name", "request.", &rv->name, err, errlen)))
+    if ((rc = opt_string(f[TG_RM_NAMESPACE], "namespace", "request.", &rv->namespace, err,
+                         errlen)) ||
+        (rc = opt_string(f[TG_RM_NAME], "name", "request.", &rv->name, err, errlen)))
         return rc;
-    dry = json_object_get(req, "dryRun");
+    dry = f[TG_RM_DRY_RUN];
     if (dry && !json_is_null(dry) && !json_is_boolean(dry)) {
         snprintf(err, errlen, "request.dryRun must be a boolean");
         return -EINVAL;
     }
     rv->dry_run = json_is_true(dry);
-    user = json_object_get(req, "userInfo");
+    user = f[TG_RM_USER_INFO];
     rv->username = "";
     if (user && !json_is_null(user)) {
         if (!json_is_object(user)) {
             snprintf(err, errlen, "request.userInfo must be an object");
             return -EINVAL;
         }
-        if ((rc = opt_string(user, "username", "request.userInfo.", &rv->username, err, errlen)))
+        if ((rc = opt_string(json_object_get(user, "username"), "username", "request.userInfo.",
+                             &rv->username, err, errlen)))
             return rc;
     }
-    if ((rc = opt_object(req, "object", &rv->object, err, errlen)) ||
-        (rc = opt_object(req, "oldObject", &rv->old_object, err, errlen)))
+    if ((rc = opt_object(f[TG_RM_OBJECT], "object", &rv->object, err, errlen)) ||
+        (rc = opt_object(f[TG_RM_OLD_OBJECT], "oldObject", &rv->old_object, err, errlen)))
         return rc;
     if (!rv->object && (rv->op == TG_OP_CREATE || rv->op == TG_OP_UPDATE)) {
         snprintf(err, errlen, "request.object is required for %s", op);
@@ -133,7 +181,15 @@ static int check_request(struct tg_review *rv, json_t *req, char *err, size_t er
     return 0;
 }
 
-int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t errlen)
+static const struct field review_fields[TG_RM_UID] = {
+    [TG_RM_API_VERSION] = FIELD("apiVersion"),
+    [TG_RM_KIND] = FIELD("kind"),
+    [TG_RM_REQUEST] = FIELD("request"),
+};
+
+/* Fills rv from root (stolen) and its members m (enum tg_review_member). */
+static int review_check(json_t *root, json_t *const *m, struct tg_review *rv, char *err,
+                        size_t errlen)
 {
     json_t *req;
     int rc = -EINVAL;
@@ -143,8 +199,8 @@ int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t er
         snprintf(err, errlen, "body must be a JSON object (an AdmissionReview)");
         goto fail;
     }
-    json_t *av = json_object_get(root, "apiVersion");
-    json_t *kind = json_object_get(root, "kind");
+    json_t *av = m[TG_RM_API_VERSION];
+    json_t *kind = m[TG_RM_KIND];
     if (!json_is_string(av) || !json_is_string(kind) ||
         strcmp(json_string_value(kind), "AdmissionReview")) {
         snprintf(err, errlen, "apiVersion and kind must be admission.k8s.io/v1 AdmissionReview");
@@ -163,7 +219,7 @@ int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t er
                  "unsupported apiVersion \"%s\": expected admission.k8s.io/v1 or v1beta1", shown);
         goto fail;
     }
-    req = json_object_get(root, "request");
+    req = m[TG_RM_REQUEST];
     if (!req || json_is_null(req)) {
         snprintf(err, errlen, "request is missing");
         goto fail;
@@ -172,13 +228,24 @@ int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t er
         snprintf(err, errlen, "request must be an object");
         goto fail;
     }
-    if ((rc = check_request(rv, req, err, errlen)) < 0)
+    if ((rc = check_request(rv, m, err, errlen)) < 0)
         goto fail;
     return 0;
 fail:
     json_decref(root);
     memset(rv, 0, sizeof(*rv));
     return rc;
+}
+
+int tg_review_from_json(json_t *root, struct tg_review *rv, char *err, size_t errlen)
+{
+    json_t *m[TG_RM_COUNT] = {0};
+    if (json_is_object(root)) {
+        get_fields(root, review_fields, TG_RM_UID, m);
+        if (json_is_object(m[TG_RM_REQUEST]))
+            get_fields(m[TG_RM_REQUEST], request_fields, TG_RM_COUNT - TG_RM_UID, m + TG_RM_UID);
+    }
+    return review_check(root, m, rv, err, errlen);
 }
 
 int tg_review_parse(const char *buf, size_t len, struct tg_review *rv, char *err, size_t errlen)
@@ -189,10 +256,11 @@ int tg_review_parse(const char *buf, size_t len, struct tg_review *rv, char *err
         return -EINVAL;
     }
     /* Duplicate keys: the last one wins, as in Go's encoding/json on the API server's side. */
-    json_t *root = tg_reader_load(buf, len, err, errlen);
+    json_t *m[TG_RM_COUNT];
+    json_t *root = tg_reader_load_review(buf, len, m, err, errlen);
     if (!root)
         return strstr(err, "out of memory") ? -ENOMEM : -EINVAL;
-    return tg_review_from_json(root, rv, err, errlen);
+    return review_check(root, m, rv, err, errlen);
 }
 
 int tg_review_from_object(json_t *obj, struct tg_review *rv, char *err, size_t errlen)

@@ -1,5 +1,5 @@
 /* fuzz_reader.c -- differential: the request reader against jansson (same accept/reject, same tree
- * after tg_reader_prune). */
+ * after tg_reader_prune), and the review members it notes against json_object_get on its tree. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -9,12 +9,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static const char *const names[TG_RM_COUNT] = {
+        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
+        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
+        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
+        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
+        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
+        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
+    };
     char err[256];
     json_error_t jerr;
+    json_t *members[TG_RM_COUNT];
     json_t *want = json_loadb((const char *)data, size, 0, &jerr);
-    json_t *got = tg_reader_load((const char *)data, size, err, sizeof(err));
+    json_t *got = tg_reader_load_review((const char *)data, size, members, err, sizeof(err));
     if ((want == NULL) != (got == NULL))
         abort();
+    for (int i = 0; i < TG_RM_COUNT; i++) {
+        json_t *in = i < TG_RM_UID ? got : json_object_get(got, "request");
+        if (members[i] != (json_is_object(in) ? json_object_get(in, names[i]) : NULL))
+            abort();
+    }
     if (want) {
         tg_reader_prune(want);
         if (!json_equal(want, got))

@@ -1,11 +1,14 @@
 /* test_reader.c -- the request reader accepts and rejects what jansson does, and builds jansson's
  * tree minus the members the rules never read (differential, over crafted inputs and fixtures). */
 #include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "support/cases.h"
 #include "tg/reader.h"
+#include "tg/review.h"
 #include "tg/yaml_json.h"
 
 /* Compares reader and jansson on one input; returns 1 when both accept. */
@@ -112,14 +115,36 @@ END_TEST
 
 /* The string scanner reads sixteen bytes at a time (SSE2), then eight, then one: every byte
  * that needs attention (quote, backslash escapes, control characters, valid and invalid UTF-8, a
- * premature end) is put at every offset of a long string (in the first and second block of
- * sixteen and in the tail), in a built member and in a skipped one (managedFields). */
+ * premature end) and the plain bytes next to them is put at every offset of a long string (in
+ * the first and second block of sixteen and in the tail), in a built member and in a skipped one
+ * (managedFields). */
 START_TEST(reader_matches_jansson_at_every_string_offset)
 {
     static const char *const specials[] = {
-        "\\\"", "\\\\", "\\n",  "\\u00e9",  "\\ud83d\\ude00", "\t",
-        "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",   "\xf0\x9f\x98\x80",
-        "\xff", "\xc3", "\\x",  "\"",
+        "\\\"",
+        "\\\\",
+        "\\n",
+        "\\u00e9",
+        "\\ud83d\\ude00",
+        "\t",
+        "\x01",
+        "\x1f",
+        "\x7f",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xff",
+        "\xc3",
+        "\\x",
+        "\"",
+        /* plain bytes next to the special ones ('"' is found as ' ' with bit 1 flipped) */
+        " ",
+        "!",
+        "#",
+        "[",
+        "]",
+        "\x7e",
+        "\x80",
     };
     static const char *const frames[][2] = {
         {"{\"request\":{\"uid\":\"", "\"}}"},
@@ -149,7 +174,7 @@ START_TEST(reader_matches_jansson_at_every_string_offset)
 END_TEST
 
 /* Keys and values read straight from the input (one plain run) and through the decoder (an
- * escape), at the lengths around the reader's key buffer (127 bytes fit, 128 do not), empty
+ * escape), at the lengths around 128 (an escaped key once went to a 128-byte buffer), empty
  * ones, and context keys spelled with an escape (the skip decision reads the decoded key). */
 START_TEST(reader_matches_jansson_on_key_lengths_and_escapes)
 {
@@ -199,6 +224,598 @@ START_TEST(reader_matches_jansson_on_depth_limits)
 }
 END_TEST
 
+/* The error text (line, column, reason) goes back to the client in the 400: pinned for every
+ * kind of error in a built member (request.uid, frame 0) and a skipped one (an element of
+ * managedFields, frame 1; frame -1 is the whole input), including long strings whose error lies
+ * past the 64-byte chunks the skipped-string scanner reads (value = rep times `times`, then
+ * tail). Every one is also rejected by jansson. */
+static const char *const error_frames[][2] = {
+    {"{\"request\":{\"uid\":", "}}"},
+    {"{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[", "]}}}}"},
+};
+
+static const struct {
+    int frame;
+    const char *value, *want;
+} error_cases[] = {
+    {0, "\"abc", "line 1, column 19: premature end of input"},
+    {0, "\"a\\", "line 1, column 21: invalid escape"},
+    {0, "\"a\\x\"", "line 1, column 21: invalid escape"},
+    {0, "\"a\\u12\"", "line 1, column 21: invalid escape"},
+    {0, "\"a\\u12g4\"", "line 1, column 21: invalid escape"},
+    {0, "\"a\\ud800\"", "line 1, column 27: invalid Unicode surrogate"},
+    {0, "\"a\\ud800\\u0041\"", "line 1, column 27: invalid Unicode surrogate"},
+    {0, "\"a\\udc00b\"", "line 1, column 27: invalid Unicode surrogate"},
+    {0, "\"a\\u0000\"", "line 1, column 27: \\u0000 is not allowed"},
+    {0, "\"a\tb\"", "line 1, column 21: control character in string"},
+    {0,
+     "\"a\xff"
+     "b\"",
+     "line 1, column 21: invalid UTF-8 in string"},
+    {0,
+     "\"a\xc3"
+     "\"",
+     "line 1, column 21: invalid UTF-8 in string"},
+    {0,
+     "\"\xe0"
+     "\x80"
+     "\x80"
+     "\"",
+     "line 1, column 20: invalid UTF-8 in string"},
+    {0, "[1,]", "line 1, column 22: invalid token"},
+    {0, "[1 2]", "line 1, column 22: ']' expected"},
+    {0, "{\"a\" 1}", "line 1, column 24: ':' expected"},
+    {0, "{\"a\":1,}", "line 1, column 26: string or '}' expected"},
+    {0, "{1:2}", "line 1, column 20: string or '}' expected"},
+    {0, "{\"a\":1 \"b\":2}", "line 1, column 26: '}' expected"},
+    {0, "{\"a\":1", "line 1, column 27: '}' expected"},
+    {0, "tru", "line 1, column 19: invalid token"},
+    {0, "nul", "line 1, column 19: invalid token"},
+    {0, "fals", "line 1, column 19: invalid token"},
+    {0, "-", "line 1, column 19: invalid token"},
+    {0, "01", "line 1, column 19: invalid token"},
+    {0, "1.", "line 1, column 19: invalid token"},
+    {0, "1e", "line 1, column 19: invalid token"},
+    {0, "1e+", "line 1, column 19: invalid token"},
+    {0, ".5", "line 1, column 19: invalid token"},
+    {0, "x", "line 1, column 19: invalid token"},
+    {0, "-a", "line 1, column 19: invalid token"},
+    {0, "9223372036854775808", "line 1, column 19: too big integer"},
+    {0, "-9223372036854775809", "line 1, column 19: too big integer"},
+    {0, "1e400", "line 1, column 19: real number overflow"},
+    {0, "-1e400", "line 1, column 19: real number overflow"},
+    {0, "[", "line 1, column 20: invalid token"},
+    {0, "{\"a\":", "line 1, column 24: invalid token"},
+    {0, "", "line 1, column 19: invalid token"},
+    {0, "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,]",
+     "line 1, column 100: invalid token"},
+    {1, "\"abc", "line 1, column 52: premature end of input"},
+    {1, "\"a\\", "line 1, column 54: invalid escape"},
+    {1, "\"a\\x\"", "line 1, column 54: invalid escape"},
+    {1, "\"a\\u12\"", "line 1, column 54: invalid escape"},
+    {1, "\"a\\u12g4\"", "line 1, column 54: invalid escape"},
+    {1, "\"a\\ud800\"", "line 1, column 60: invalid Unicode surrogate"},
+    {1, "\"a\\ud800\\u0041\"", "line 1, column 60: invalid Unicode surrogate"},
+    {1, "\"a\\udc00b\"", "line 1, column 60: invalid Unicode surrogate"},
+    {1, "\"a\\u0000\"", "line 1, column 60: \\u0000 is not allowed"},
+    {1, "\"a\tb\"", "line 1, column 54: control character in string"},
+    {1,
+     "\"a\xff"
+     "b\"",
+     "line 1, column 54: invalid UTF-8 in string"},
+    {1,
+     "\"a\xc3"
+     "\"",
+     "line 1, column 54: invalid UTF-8 in string"},
+    {1,
+     "\"\xe0"
+     "\x80"
+     "\x80"
+     "\"",
+     "line 1, column 53: invalid UTF-8 in string"},
+    {1, "[1,]", "line 1, column 55: invalid token"},
+    {1, "[1 2]", "line 1, column 55: ']' expected"},
+    {1, "{\"a\" 1}", "line 1, column 57: ':' expected"},
+    {1, "{\"a\":1,}", "line 1, column 59: string or '}' expected"},
+    {1, "{1:2}", "line 1, column 53: string or '}' expected"},
+    {1, "{\"a\":1 \"b\":2}", "line 1, column 59: '}' expected"},
+    {1, "{\"a\":1", "line 1, column 58: '}' expected"},
+    {1, "tru", "line 1, column 52: invalid token"},
+    {1, "nul", "line 1, column 52: invalid token"},
+    {1, "fals", "line 1, column 52: invalid token"},
+    {1, "-", "line 1, column 52: invalid token"},
+    {1, "01", "line 1, column 52: invalid token"},
+    {1, "1.", "line 1, column 52: invalid token"},
+    {1, "1e", "line 1, column 52: invalid token"},
+    {1, "1e+", "line 1, column 52: invalid token"},
+    {1, ".5", "line 1, column 52: invalid token"},
+    {1, "x", "line 1, column 52: invalid token"},
+    {1, "-a", "line 1, column 52: invalid token"},
+    {1, "9223372036854775808", "line 1, column 52: too big integer"},
+    {1, "-9223372036854775809", "line 1, column 52: too big integer"},
+    {1, "1e400", "line 1, column 52: real number overflow"},
+    {1, "-1e400", "line 1, column 52: real number overflow"},
+    {1, "[", "line 1, column 54: ']' expected"},
+    {1, "{\"a\":", "line 1, column 57: invalid token"},
+    {1, "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,]",
+     "line 1, column 133: invalid token"},
+    {-1, "{\n \"request\": {\n  \"options\": [1,\n  2 x]}}", "line 4, column 5: ']' expected"},
+    {-1, "{\r\n\t\"request\" : {\"object\" : {\"status\" :\n\n {\"a\" ; 1}}}}",
+     "line 4, column 7: ':' expected"},
+    {-1,
+     "{\"request\":{\"object\":{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+     "last-applied-configuration\":\"{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":"
+     "\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":"
+     "\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}{\\\"a\\\":\\\"b\\\"}\\u00zz\"}}}}}",
+     "line 1, column 232: invalid escape"},
+    {-1, "{\"request\":{}} x", "line 1, column 16: end of file expected"},
+    {-1,
+     "{\"request\":{\"options\":"
+     "\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\"
+     "\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\\"\\",
+     "line 1, column 23: premature end of input"},
+    {-1, "{\"request\":{\"uid\":\"a\\", "line 1, column 19: premature end of input"},
+    {-1,
+     "{\"request\":{\"options\":"
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaa",
+     "line 1, column 23: premature end of input"},
+    {-1,
+     "{\"request\":{\"options\":"
+     "\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a"
+     "\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"a\\\"\\\"",
+     "line 1, column 23: premature end of input"},
+    {-1,
+     "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[{\"f:x\":{}},{\"f:y\":{}} {}]}}}}",
+     "line 1, column 74: ']' expected"},
+    {-1, "  ", "line 1, column 3: '[' or '{' expected"},
+    {-1, "\"s\"", "line 1, column 1: '[' or '{' expected"},
+    {-1, "{\"request\":{\"uid\":\"u\"},}", "line 1, column 24: string or '}' expected"},
+    {-1,
+     "\xef"
+     "\xbb"
+     "\xbf"
+     "{}",
+     "line 1, column 1: '[' or '{' expected"},
+};
+
+static const struct {
+    int frame;
+    const char *rep;
+    int times;
+    const char *tail, *want;
+} long_error_cases[] = {
+    {0, "a", 70, "\\x\"", "line 1, column 90: invalid escape"},
+    {0, "\\\"", 40,
+     "\x01"
+     "\"",
+     "line 1, column 100: control character in string"},
+    {0, "ab\\\"", 30,
+     "\xff"
+     "\"",
+     "line 1, column 140: invalid UTF-8 in string"},
+    {0, "ab\\\\", 30, "\\u00\"", "line 1, column 140: invalid escape"},
+    {0, "abcd", 20, "", "line 1, column 19: premature end of input"},
+    {0, "\\\"", 40, "\\", "line 1, column 100: invalid escape"},
+    {0, "x", 63, "\\ud800\"", "line 1, column 89: invalid Unicode surrogate"},
+    {0, "x", 62, "\\\"\\q\"", "line 1, column 84: invalid escape"},
+    {0, "\\\"", 31,
+     "\\\x1f"
+     "\"",
+     "line 1, column 82: invalid escape"},
+    {0, "\\\\", 32, "\\\"\\\"\\a\"", "line 1, column 88: invalid escape"},
+    {0, "\\/", 33,
+     "\xc3"
+     "(\"",
+     "line 1, column 86: invalid UTF-8 in string"},
+    {1, "a", 70, "\\x\"", "line 1, column 123: invalid escape"},
+    {1, "\\\"", 40,
+     "\x01"
+     "\"",
+     "line 1, column 133: control character in string"},
+    {1, "ab\\\"", 30,
+     "\xff"
+     "\"",
+     "line 1, column 173: invalid UTF-8 in string"},
+    {1, "ab\\\\", 30, "\\u00\"", "line 1, column 173: invalid escape"},
+    {1, "abcd", 20, "", "line 1, column 52: premature end of input"},
+    {1, "\\\"", 40, "\\", "line 1, column 133: invalid escape"},
+    {1, "x", 63, "\\ud800\"", "line 1, column 122: invalid Unicode surrogate"},
+    {1, "x", 62, "\\\"\\q\"", "line 1, column 117: invalid escape"},
+    {1, "\\\"", 31,
+     "\\\x1f"
+     "\"",
+     "line 1, column 115: invalid escape"},
+    {1, "\\\\", 32, "\\\"\\\"\\a\"", "line 1, column 121: invalid escape"},
+    {1, "\\/", 33,
+     "\xc3"
+     "(\"",
+     "line 1, column 119: invalid UTF-8 in string"},
+};
+
+static void expect_error(const char *buf, size_t len, const char *want)
+{
+    char err[256], full[256];
+    json_t *got = tg_reader_load(buf, len, err, sizeof(err));
+    json_t *jansson = json_loadb(buf, len, 0, NULL);
+
+    ck_assert_msg(!got && !jansson, "[%.*s] accepted", (int)(len > 200 ? 200 : len), buf);
+    snprintf(full, sizeof(full), "malformed JSON at %s", want);
+    ck_assert_str_eq(err, full);
+}
+
+START_TEST(reader_reports_each_error_at_its_byte)
+{
+    char buf[512];
+    int n;
+
+    if (error_cases[_i].frame < 0)
+        n = snprintf(buf, sizeof(buf), "%s", error_cases[_i].value);
+    else
+        n = snprintf(buf, sizeof(buf), "%s%s%s", error_frames[error_cases[_i].frame][0],
+                     error_cases[_i].value, error_frames[error_cases[_i].frame][1]);
+    ck_assert_int_lt(n, (int)sizeof(buf));
+    expect_error(buf, (size_t)n, error_cases[_i].want);
+}
+END_TEST
+
+START_TEST(reader_reports_each_error_in_a_long_string_at_its_byte)
+{
+    char buf[512];
+    size_t n = 0;
+
+    n += (size_t)snprintf(buf, sizeof(buf), "%s\"", error_frames[long_error_cases[_i].frame][0]);
+    for (int k = 0; k < long_error_cases[_i].times; k++)
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", long_error_cases[_i].rep);
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", long_error_cases[_i].tail,
+                          error_frames[long_error_cases[_i].frame][1]);
+    ck_assert_uint_lt(n, sizeof(buf));
+    expect_error(buf, n, long_error_cases[_i].want);
+}
+END_TEST
+
+/* A skipped string of 64 bytes or more is read in 64-byte chunks, its escapes resolved from the
+ * chunk's backslash mask (one by one when two backslashes are adjacent; a chunk that ends on an
+ * escape's backslash hands it to the next). Every kind of byte is put at every offset through
+ * the first two chunks, after plain text, after dense \" escapes and after runs of escaped
+ * backslashes, in two skipped members and a built one, and the input is also cut just after it. */
+START_TEST(reader_matches_jansson_around_64_byte_chunks)
+{
+    static const char *const specials[] = {
+        "\\\"", "\\\\",  "\\\\\\\"", "\\\\\\\\", "\\n",  "\\/",  "\\u00e9",  "\\ud83d\\ude00",
+        "\\x",  "\\u12", "\\ud800",  "\x01",     "\x1f", "\x7f", "\xc3\xa9", "\xf0\x9f\x98\x80",
+        "\xff", "\xc3",  "\"",       "\\",
+    };
+    static const char *const fillers[] = {"abcdefgh", "a\\\"b\\\"cd", "\\\\\\\\x\\\\"};
+    static const char *const frames[][2] = {
+        {"{\"request\":{\"object\":{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+         "last-applied-configuration\":\"",
+         "\"}}}}}"},
+        {"{\"request\":{\"options\":[\"", "\"]}}"},
+        {"{\"request\":{\"uid\":\"", "\"}}"},
+    };
+    char str[256], buf[512];
+    int accepted = 0, total = 0;
+
+    for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+        for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+            for (size_t fi = 0; fi < sizeof(fillers) / sizeof(fillers[0]); fi++) {
+                size_t flen = strlen(fillers[fi]);
+                for (size_t at = 0; at <= 140; at++) {
+                    size_t n = 0, plen = strlen(frames[f][0]);
+                    for (; n < at; n++)
+                        str[n] = fillers[fi][n % flen];
+                    n += (size_t)snprintf(str + n, sizeof(str) - n, "%s", specials[k]);
+                    for (; n < 160; n++)
+                        str[n] = fillers[fi][n % flen];
+                    str[n] = '\0';
+                    int len = snprintf(buf, sizeof(buf), "%s%s%s", frames[f][0], str, frames[f][1]);
+                    ck_assert_int_lt(len, (int)sizeof(buf));
+                    accepted += differential(buf, (size_t)len);
+                    differential(buf, plen + at + 1);
+                    total++;
+                }
+            }
+        }
+    }
+    ck_assert_int_gt(accepted, total / 4);
+    ck_assert_int_lt(accepted, total);
+}
+END_TEST
+
+/* Integers of up to 18 digits and reals without an exponent of up to 300 integer digits cannot
+ * overflow and are not handed to strtoll/strtod; both sides of both thresholds, the int64 and
+ * double limits and underflow, in built members (the values compared) and skipped ones. */
+START_TEST(reader_matches_jansson_on_number_limits)
+{
+    static const char *const numbers[] = {
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "999999999999999999",
+        "-999999999999999999",
+        "1000000000000000000",
+        "-1000000000000000000",
+        "9223372036854775807",
+        "-9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551616",
+        "99999999999999999999",
+        "0.5",
+        "-0.0",
+        "1e2",
+        "1E+2",
+        "1e-2",
+        "123456789012345678.5",
+        "1.7976931348623157e308",
+        "1.7976931348623158e308",
+        "1.7976931348623159e308",
+        "-1.7976931348623159e308",
+        "1e308",
+        "1e309",
+        "-1e309",
+        "4.9e-324",
+        "2e-324",
+        "1e-400",
+        "-1e-400",
+    };
+    static const char *const frames[][2] = {
+        {"{\"request\":{\"uid\":", "}}"},
+        {"{\"request\":{\"object\":{\"spec\":{\"n\":[", ",1]}}}}"},
+        {"{\"request\":{\"options\":", "}}"},
+        {"{\"request\":{\"object\":{\"status\":{\"n\":[", ",1]}}}}"},
+    };
+    /* long reals without an exponent: 300 and 301 integer digits, and around DBL_MAX */
+    static const struct {
+        char lead;
+        int digits;
+        const char *tail;
+    } longs[] = {{'9', 300, ".5"}, {'9', 301, ".5"}, {'9', 308, ".0"}, {'9', 309, ".0"},
+                 {'1', 301, ".0"}, {'1', 309, ".0"}, {'1', 310, ".0"}};
+    char num[400], buf[600];
+    int accepted = 0, total = 0;
+
+    for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+        for (size_t i = 0;
+             i < sizeof(numbers) / sizeof(numbers[0]) + 2 * (sizeof(longs) / sizeof(longs[0]));
+             i++) {
+            if (i < sizeof(numbers) / sizeof(numbers[0])) {
+                snprintf(num, sizeof(num), "%s", numbers[i]);
+            } else {
+                size_t l = (i - sizeof(numbers) / sizeof(numbers[0])) / 2, n = 0;
+                if ((i - sizeof(numbers) / sizeof(numbers[0])) % 2)
+                    num[n++] = '-';
+                num[n++] = longs[l].lead;
+                for (int d = 1; d < longs[l].digits; d++)
+                    num[n++] = longs[l].lead == '1' ? '0' : '9';
+                snprintf(num + n, sizeof(num) - n, "%s", longs[l].tail);
+            }
+            int len = snprintf(buf, sizeof(buf), "%s%s%s", frames[f][0], num, frames[f][1]);
+            ck_assert_int_lt(len, (int)sizeof(buf));
+            accepted += differential(buf, (size_t)len);
+            total++;
+        }
+    }
+    ck_assert_int_gt(accepted, 0);
+    ck_assert_int_lt(accepted, total);
+}
+END_TEST
+
+/* Skipped values are validated without recursion but count towards the same depth limit (2048
+ * levels from the root): nested arrays, objects and both, empty or not at the bottom, in each
+ * skipped member, at total depths 2046 to 2049; the deepest is refused at its opening bracket. */
+START_TEST(reader_matches_jansson_on_depth_limits_in_skipped_members)
+{
+    static const struct {
+        const char *pre, *post;
+        int base; /* containers open around the skipped value */
+    } frames[] = {
+        {"{\"request\":{\"options\":", "}}", 2},
+        {"{\"request\":{\"object\":{\"status\":", "}}}", 3},
+        {"{\"request\":{\"oldObject\":{\"metadata\":{\"managedFields\":", "}}}}", 4},
+        {"{\"request\":{\"object\":{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+         "last-applied-configuration\":",
+         "}}}}}", 5},
+    };
+    size_t cap = 16 * 2100 + 256;
+    char *buf = malloc(cap), *close = malloc(2100);
+    char err[256], want[256];
+
+    for (size_t f = 0; f < sizeof(frames) / sizeof(frames[0]); f++) {
+        for (int shape = 0; shape < 3; shape++) {        /* arrays, objects, alternating */
+            for (int bottom = 0; bottom < 2; bottom++) { /* empty, or a 1 inside */
+                for (int total = 2046; total <= 2049; total++) {
+                    /* jansson counts every value towards its depth, a scalar too: one inside
+                     * the 2048th container is refused by jansson and accepted by the reader
+                     * (containers only), as it always was; left out here */
+                    if (bottom && total == 2048)
+                        continue;
+                    int levels = total - frames[f].base;
+                    size_t n = (size_t)snprintf(buf, cap, "%s", frames[f].pre), refused_at = 0;
+                    for (int k = 0; k < levels; k++) {
+                        bool object = shape == 1 || (shape == 2 && k % 2);
+                        if (k == 2048 - frames[f].base)
+                            refused_at = n;
+                        n += (size_t)snprintf(buf + n, cap - n, "%s", object ? "{\"a\":" : "[");
+                        close[k] = object ? '}' : ']';
+                    }
+                    /* the innermost container: drop its "a": when it is empty */
+                    if (!bottom && buf[n - 1] == ':')
+                        n -= 4;
+                    if (bottom)
+                        buf[n++] = '1';
+                    for (int k = levels - 1; k >= 0; k--)
+                        buf[n++] = close[k];
+                    n += (size_t)snprintf(buf + n, cap - n, "%s", frames[f].post);
+                    ck_assert_int_eq(differential(buf, n), total <= 2048);
+                    if (total > 2048) {
+                        ck_assert_ptr_null(tg_reader_load(buf, n, err, sizeof(err)));
+                        snprintf(want, sizeof(want),
+                                 "malformed JSON at line 1, column %zu: maximum parsing depth "
+                                 "reached",
+                                 refused_at + 1);
+                        ck_assert_str_eq(err, want);
+                    }
+                }
+            }
+        }
+    }
+    free(buf);
+    free(close);
+}
+END_TEST
+
+/* tg_reader_load_review notes the review's members as it builds them; each must be what
+ * json_object_get finds on the tree it returns (the last of duplicate keys, none from a request
+ * that a later non-object replaced, none from objects named request deeper down). */
+static void expect_members(const char *buf, size_t len)
+{
+    static const char *const names[TG_RM_COUNT] = {
+        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
+        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
+        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
+        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
+        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
+        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
+    };
+    char err[256];
+    json_t *m[TG_RM_COUNT];
+    json_t *root = tg_reader_load_review(buf, len, m, err, sizeof(err));
+
+    for (int i = 0; i < TG_RM_COUNT; i++) {
+        json_t *in = i < TG_RM_UID ? root : json_object_get(root, "request");
+        ck_assert_msg(m[i] == (json_is_object(in) ? json_object_get(in, names[i]) : NULL),
+                      "member %s of [%.*s]", names[i], (int)(len > 200 ? 200 : len), buf);
+    }
+    json_decref(root);
+}
+
+/* tg_review_parse reads those members; tg_review_from_json looks them up on a tree. Both must
+ * give the same answer and the same message. */
+static void expect_same_review(const char *buf, size_t len)
+{
+    char err1[256] = "", err2[256] = "";
+    struct tg_review a, b;
+    int rc1 = tg_review_parse(buf, len, &a, err1, sizeof(err1)), rc2;
+    json_t *root = tg_reader_load(buf, len, err2, sizeof(err2));
+
+    if (!len) { /* refused before reading */
+        ck_assert_int_ne(rc1, 0);
+        ck_assert_str_eq(err1, "empty body: expected an AdmissionReview");
+        return;
+    }
+    if (!root) {
+        ck_assert_int_ne(rc1, 0);
+        ck_assert_str_eq(err1, err2);
+        return;
+    }
+    rc2 = tg_review_from_json(root, &b, err2, sizeof(err2));
+    ck_assert_int_eq(rc1, rc2);
+    if (rc1) {
+        ck_assert_str_eq(err1, err2);
+        return;
+    }
+    ck_assert_str_eq(a.api_version, b.api_version);
+    ck_assert_str_eq(a.uid, b.uid);
+    ck_assert_str_eq(a.group, b.group);
+    ck_assert_str_eq(a.version, b.version);
+    ck_assert_str_eq(a.kind, b.kind);
+    ck_assert_str_eq(a.namespace, b.namespace);
+    ck_assert_str_eq(a.name, b.name);
+    ck_assert_str_eq(a.operation, b.operation);
+    ck_assert_int_eq(a.op, b.op);
+    ck_assert_int_eq(a.dry_run, b.dry_run);
+    ck_assert_str_eq(a.username, b.username);
+    ck_assert_int_eq(!a.object, !b.object);
+    ck_assert_int_eq(!a.old_object, !b.old_object);
+    ck_assert(json_equal(a.object, b.object) || !a.object);
+    ck_assert(json_equal(a.old_object, b.old_object) || !a.old_object);
+    tg_review_release(&a);
+    tg_review_release(&b);
+}
+
+static void members_and_review(const char *body, size_t len, void *arg)
+{
+    (void)arg;
+    expect_members(body, len);
+    expect_same_review(body, len);
+}
+
+START_TEST(reader_notes_the_review_members_json_object_get_finds)
+{
+    static const char *const fixed[] = {
+        "{\"request\":{\"uid\":\"a\",\"uid\":\"b\"},\"request\":{\"uid\":\"c\"}}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":{\"uid\":\"c\"}}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":5}",
+        "{\"request\":{\"uid\":\"a\",\"name\":\"n\"},\"request\":null}",
+        "{\"request\":5,\"request\":{\"uid\":\"c\"}}",
+        "{\"apiVersion\":\"x\",\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+        "\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":"
+        "\"v1\",\"kind\":\"Pod\"},\"operation\":\"CREATE\",\"object\":{},\"object\":null}}",
+        "[{\"request\":{\"uid\":\"x\"}}]",
+        "{\"request\":{\"options\":{\"uid\":\"no\"},\"object\":{\"request\":{\"uid\":\"deep\"}}}}",
+        "{\"kind\":{\"request\":{\"uid\":\"deep\"}},\"request\":[{\"uid\":\"x\"}]}",
+        "{\"request\":{\"userInfo\":{\"username\":\"u\"},\"dryRun\":true,\"oldObject\":{},"
+        "\"namespace\":\"ns\",\"n\\u0061me\":\"escaped\"}}",
+        "{\"request\":{\"uid\":\"a\"}",
+        "{\"request\":{\"uid\":\"a\"}} x",
+    };
+    /* every member of a valid review replaced by each kind of value, or dropped */
+    static const char *const members[] = {"apiVersion", "kind",      "uid",      "kind",
+                                          "operation",  "namespace", "name",     "dryRun",
+                                          "userInfo",   "object",    "oldObject"};
+    static const char *const values[] = {
+        NULL, "null", "\"\"", "\"x\"", "1", "true", "{}", "[]", "{\"group\":1,\"kind\":\"\"}"};
+    int n = 0;
+    char buf[1024];
+
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        expect_members(fixed[i], strlen(fixed[i]));
+        expect_same_review(fixed[i], strlen(fixed[i]));
+    }
+    for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+            const char *fields[11] = {
+                "\"admission.k8s.io/v1\"",
+                "\"AdmissionReview\"",
+                "\"u-1\"",
+                "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}",
+                "\"UPDATE\"",
+                "\"ml\"",
+                "\"p\"",
+                "false",
+                "{\"username\":\"me\"}",
+                "{\"kind\":\"Pod\"}",
+                "{\"kind\":\"Pod\"}",
+            };
+            size_t len = 0;
+            fields[i] = values[v];
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "{");
+            for (size_t k = 0; k < 2; k++)
+                if (fields[k])
+                    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"%s\":%s,", members[k],
+                                            fields[k]);
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"request\":{");
+            for (size_t k = 2; k < 11; k++)
+                if (fields[k])
+                    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\"%s\":%s,", members[k],
+                                            fields[k]);
+            buf[len - 1] = '}'; /* the last comma */
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "}");
+            ck_assert_uint_lt(len, sizeof(buf));
+            expect_members(buf, len);
+            expect_same_review(buf, len);
+            n++;
+        }
+    }
+    ck_assert_int_gt(tg_each_golden_request(members_and_review, NULL), 5);
+    ck_assert_int_eq(n, 99);
+}
+END_TEST
+
 /* A golden request and every prefix of it (all invalid) against jansson. */
 static void differential_with_prefixes(const char *body, size_t len, void *arg)
 {
@@ -229,6 +846,14 @@ Suite *tg_test_reader_suite(void)
     tcase_add_test(tc, reader_matches_jansson_on_key_lengths_and_escapes);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
     tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
+    tcase_add_loop_test(tc, reader_reports_each_error_at_its_byte, 0,
+                        sizeof(error_cases) / sizeof(error_cases[0]));
+    tcase_add_loop_test(tc, reader_reports_each_error_in_a_long_string_at_its_byte, 0,
+                        sizeof(long_error_cases) / sizeof(long_error_cases[0]));
+    tcase_add_test(tc, reader_matches_jansson_around_64_byte_chunks);
+    tcase_add_test(tc, reader_matches_jansson_on_number_limits);
+    tcase_add_test(tc, reader_matches_jansson_on_depth_limits_in_skipped_members);
+    tcase_add_test(tc, reader_notes_the_review_members_json_object_get_finds);
     suite_add_tcase(s, tc);
     return s;
 }
