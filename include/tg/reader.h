@@ -13,11 +13,15 @@
  *     the rules skip an UPDATE whose spec is unchanged (tg_workload_spec_unchanged), and
  *     nodeset.* compares old and new spec.
  * Skipped members are still fully validated; they are just never built.
- * One exception to "accepts exactly what jansson accepts": a review whose built tree would hold
- * more than TG_READER_MAX_VALUES values is refused ("review too large"). Each value costs about
- * 50 bytes, so a 3 MiB body of tiny values (an array of zeros in a CRD's preserved fields, or a
- * huge labels map seen by /mutate before validation) built ~80 MiB per request, and a few at once
- * OOM-killed a pod with a 128 MiB limit. Real objects hold a few thousand values. */
+ * Two exceptions to "accepts exactly what jansson accepts":
+ * - a NUL byte outside a string is refused, as RFC 8259 says; jansson 2.14 drops one that comes
+ *   right after a number or a literal (`[1\0]` and `{"a":null\0}` parse), an artefact of its
+ *   stream buffer, which uses NUL as its end mark (found by fuzzing; no API server sends it);
+ * - a review whose built tree would hold more than TG_READER_MAX_VALUES values is refused
+ *   ("review too large"). Each value costs about 50 bytes, so a 3 MiB body of tiny values (an
+ *   array of zeros in a CRD's preserved fields, or a huge labels map seen by /mutate before
+ *   validation) built ~80 MiB per request, and a few at once OOM-killed a pod with a 128 MiB
+ *   limit. Real objects hold a few thousand values. */
 #define TG_READER_MAX_VALUES 250000
 #ifndef TG_READER_H
 #define TG_READER_H

@@ -19,7 +19,8 @@
 #include <emmintrin.h>
 #endif
 
-/* jansson's JSON_PARSER_MAX_DEPTH: 2048 nested arrays parse, 2049 do not (measured, 2.14). */
+/* jansson's JSON_PARSER_MAX_DEPTH: 2048 nested arrays parse, 2049 do not, and neither does a
+ * scalar inside 2048 arrays: every value counts (measured, 2.14). */
 #define MAX_DEPTH 2048
 
 /* Where the parser is, for deciding what to skip. */
@@ -631,7 +632,9 @@ static int skip_value(struct reader *r)
 value:
     if (p >= e)
         return fail(r, p, "unexpected end of input");
-    if (e - p >= 2 && p[0] == '{' && p[1] == '}' && depth < room) { /* managedFields' leaves */
+    if (depth >= room) /* as in count_value: a scalar counts towards the depth too */
+        return fail(r, p, "maximum parsing depth reached");
+    if (e - p >= 2 && p[0] == '{' && p[1] == '}') { /* managedFields' leaves */
         p += 2;
         goto after;
     }
@@ -645,8 +648,6 @@ value:
     case '{':
     case '[': {
         char c = *p == '{' ? '}' : ']';
-        if (depth + 1 > room)
-            return fail(r, p, "maximum parsing depth reached");
         p = skip_ws(p + 1, e);
         if (p < e && *p == c) { /* empty: nothing to push */
             p++;
@@ -790,6 +791,10 @@ static void note_member(struct reader *r, enum ctx ctx, const char *key, size_t 
 /* Counts a value about to be built against TG_READER_MAX_VALUES. */
 static inline int count_value(struct reader *r)
 {
+    /* jansson counts every value towards its depth, scalars too: a value inside MAX_DEPTH open
+     * containers is refused, whatever it is (a container there fails the same way). */
+    if (r->depth >= MAX_DEPTH)
+        return fail(r, r->p, "maximum parsing depth reached");
     if (++r->built > TG_READER_MAX_VALUES) {
         r->too_many = true;
         return fail(r, r->p, "too many values");

@@ -2,6 +2,7 @@
  * after tg_reader_prune), and the review members it notes against json_object_get on its tree. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tg/reader.h"
 
@@ -22,6 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *members[TG_RM_COUNT];
     json_t *want = json_loadb((const char *)data, size, 0, &jerr);
     json_t *got = tg_reader_load_review((const char *)data, size, members, err, sizeof(err));
+    /* The one known difference (include/tg/reader.h): jansson drops a NUL byte that follows a
+     * number or a literal ([1\0] parses); the reader refuses every NUL outside a string. */
+    if (want && !got && memchr(data, '\0', size)) {
+        json_decref(want);
+        return 0;
+    }
     if ((want == NULL) != (got == NULL))
         abort();
     for (int i = 0; i < TG_RM_COUNT; i++) {

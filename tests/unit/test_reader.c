@@ -210,17 +210,59 @@ START_TEST(reader_matches_jansson_on_key_lengths_and_escapes)
 }
 END_TEST
 
+/* Built members: nested arrays at depths 2047 to 2050, empty at the bottom or holding one value
+ * of each kind. jansson counts every value towards its depth, so a scalar (or an empty object)
+ * inside the 2048th array is refused at its first byte, as an array there is. */
 START_TEST(reader_matches_jansson_on_depth_limits)
 {
-    char *deep = malloc(8200);
-    for (int depth = 2047; depth <= 2050; depth++) {
-        for (int i = 0; i < depth; i++) {
-            deep[i] = '[';
-            deep[2 * depth - 1 - i] = ']';
+    static const char *const bottoms[] = {"", "1", "-2.5", "\"x\"", "true", "false", "null", "{}"};
+    char *deep = malloc(8200), err[256], want[256];
+    for (size_t b = 0; b < sizeof(bottoms) / sizeof(bottoms[0]); b++) {
+        size_t m = strlen(bottoms[b]);
+        for (int depth = 2047; depth <= 2050; depth++) {
+            for (int i = 0; i < depth; i++) {
+                deep[i] = '[';
+                deep[depth + m + i] = ']';
+            }
+            memcpy(deep + depth, bottoms[b], m);
+            size_t n = 2 * (size_t)depth + m;
+            int levels = depth + (m > 0);
+            ck_assert_int_eq(differential(deep, n), levels <= 2048);
+            if (levels > 2048) {
+                ck_assert_ptr_null(tg_reader_load(deep, n, err, sizeof(err)));
+                snprintf(want, sizeof(want),
+                         "malformed JSON at line 1, column 2049: maximum parsing depth reached");
+                ck_assert_str_eq(err, want);
+            }
         }
-        differential(deep, (size_t)(2 * depth));
     }
     free(deep);
+}
+END_TEST
+
+/* The one documented difference (include/tg/reader.h): jansson 2.14 drops a NUL byte right after
+ * a number or a literal; the reader refuses a NUL outside a string wherever it is. */
+START_TEST(reader_refuses_a_nul_byte_that_jansson_drops_after_a_number_or_literal)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        const char *err;
+    } cases[] = {
+        {"[1\0]", 4, "malformed JSON at line 1, column 3: "},
+        {"{\"a\":null\0}", 11, "malformed JSON at line 1, column 10: "},
+        {"[true\0,false]", 13, "malformed JSON at line 1, column 6: "},
+    };
+    char err[256];
+    json_error_t jerr;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = json_loadb(cases[i].text, cases[i].len, 0, &jerr);
+        ck_assert_msg(j != NULL, "jansson now refuses case %zu: drop the exception", i);
+        json_decref(j);
+        ck_assert_ptr_null(tg_reader_load(cases[i].text, cases[i].len, err, sizeof(err)));
+        ck_assert_msg(!strncmp(err, cases[i].err, strlen(cases[i].err)), "case %zu: %s", i, err);
+    }
 }
 END_TEST
 
@@ -606,7 +648,8 @@ END_TEST
 
 /* Skipped values are validated without recursion but count towards the same depth limit (2048
  * levels from the root): nested arrays, objects and both, empty or not at the bottom, in each
- * skipped member, at total depths 2046 to 2049; the deepest is refused at its opening bracket. */
+ * skipped member, at total depths 2046 to 2049; the deepest is refused at its opening bracket,
+ * and a 1 inside the 2048th container at the 1. */
 START_TEST(reader_matches_jansson_on_depth_limits_in_skipped_members)
 {
     static const struct {
@@ -628,11 +671,8 @@ START_TEST(reader_matches_jansson_on_depth_limits_in_skipped_members)
         for (int shape = 0; shape < 3; shape++) {        /* arrays, objects, alternating */
             for (int bottom = 0; bottom < 2; bottom++) { /* empty, or a 1 inside */
                 for (int total = 2046; total <= 2049; total++) {
-                    /* jansson counts every value towards its depth, a scalar too: one inside
-                     * the 2048th container is refused by jansson and accepted by the reader
-                     * (containers only), as it always was; left out here */
-                    if (bottom && total == 2048)
-                        continue;
+                    /* jansson counts every value towards its depth, a scalar too: the 1 inside
+                     * the 2048th container is refused, at its own byte */
                     int levels = total - frames[f].base;
                     size_t n = (size_t)snprintf(buf, cap, "%s", frames[f].pre), refused_at = 0;
                     for (int k = 0; k < levels; k++) {
@@ -645,13 +685,17 @@ START_TEST(reader_matches_jansson_on_depth_limits_in_skipped_members)
                     /* the innermost container: drop its "a": when it is empty */
                     if (!bottom && buf[n - 1] == ':')
                         n -= 4;
-                    if (bottom)
+                    if (bottom) {
+                        if (total == 2048)
+                            refused_at = n;
                         buf[n++] = '1';
+                    }
                     for (int k = levels - 1; k >= 0; k--)
                         buf[n++] = close[k];
                     n += (size_t)snprintf(buf + n, cap - n, "%s", frames[f].post);
-                    ck_assert_int_eq(differential(buf, n), total <= 2048);
-                    if (total > 2048) {
+                    bool accepted = bottom ? total < 2048 : total <= 2048;
+                    ck_assert_int_eq(differential(buf, n), accepted);
+                    if (!accepted) {
                         ck_assert_ptr_null(tg_reader_load(buf, n, err, sizeof(err)));
                         snprintf(want, sizeof(want),
                                  "malformed JSON at line 1, column %zu: maximum parsing depth "
@@ -845,6 +889,7 @@ Suite *tg_test_reader_suite(void)
     tcase_add_test(tc, reader_matches_jansson_at_every_string_offset);
     tcase_add_test(tc, reader_matches_jansson_on_key_lengths_and_escapes);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
+    tcase_add_test(tc, reader_refuses_a_nul_byte_that_jansson_drops_after_a_number_or_literal);
     tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
     tcase_add_loop_test(tc, reader_reports_each_error_at_its_byte, 0,
                         sizeof(error_cases) / sizeof(error_cases[0]));
