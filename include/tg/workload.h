@@ -53,6 +53,11 @@ struct tg_container {
      * "resources", or "resourcesPerNode" for the node container made from a TrainJob's
      * spec.trainer (whose object reads them under "resources"). */
     const char *resources_key;
+    /* resources.limits and resources.requests of c when they are objects, else NULL: read once at
+     * decode time, since the rules look up device counts in them over a hundred times per
+     * request (include/tg/pod.h: tg_ctr_res). */
+    json_t *limits, *requests;
+    bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */

@@ -25,6 +25,12 @@ void tg_container_res(json_t *container, const char *name, struct tg_res *out)
     out->request = json_is_object(requests) ? json_object_get(requests, name) : NULL;
 }
 
+void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
+{
+    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
+    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
+}
+
 /* Nearly every count is a short string of digits ("32"): read at once, that is the integer the
  * quantity grammar gives for it (tests/unit: pod suite, against the grammar). false for anything
  * else, which takes the general parser. */
@@ -72,10 +78,28 @@ int tg_container_count(json_t *container, const char *name, long long *count)
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
+int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
+{
+    /* the limit when present, else the request: the request is looked up only then */
+    json_t *v = c->limits ? json_object_get(c->limits, name) : NULL;
+    if (!v && c->requests)
+        v = json_object_get(c->requests, name);
+    if (!v)
+        return 0;
+    return count_of(v, count) < 0 ? -1 : 1;
+}
+
 bool tg_container_requests_efa(json_t *container)
 {
     long long n = 0;
     int rc = tg_container_count(container, TG_RES_EFA, &n);
+    return rc < 0 || (rc == 1 && n > 0);
+}
+
+bool tg_ctr_requests_efa(const struct tg_container *c)
+{
+    long long n = 0;
+    int rc = tg_ctr_count(c, TG_RES_EFA, &n);
     return rc < 0 || (rc == 1 && n > 0);
 }
 
@@ -84,8 +108,7 @@ bool tg_template_uses_claims(const struct tg_template *t)
     if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
         return true;
     for (size_t i = 0; i < t->ncontainers; i++) {
-        json_t *res = json_object_get(t->containers[i].c, "resources");
-        if (json_array_size(json_object_get(res, "claims")) > 0)
+        if (t->containers[i].claims)
             return true;
     }
     return false;
@@ -94,7 +117,7 @@ bool tg_template_uses_claims(const struct tg_template *t)
 bool tg_template_requests_efa(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
-        if (tg_container_requests_efa(t->containers[i].c))
+        if (tg_ctr_requests_efa(&t->containers[i]))
             return true;
     }
     return false;
@@ -114,7 +137,7 @@ static bool template_sum(const struct tg_template *t, const char *name, long lon
     *bad = false;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];
-        int rc = tg_container_count(c->c, name, &n);
+        int rc = tg_ctr_count(c, name, &n);
         if (rc < 0) {
             seen = *bad = true;
             continue;

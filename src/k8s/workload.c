@@ -46,6 +46,12 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->path = *path;
     k->init = init;
     k->resources_key = "resources";
+    json_t *res = json_object_get(c, "resources");
+    json_t *limits = json_object_get(res, "limits");
+    json_t *requests = json_object_get(res, "requests");
+    k->limits = json_is_object(limits) ? limits : NULL;
+    k->requests = json_is_object(requests) ? requests : NULL;
+    k->claims = json_array_size(json_object_get(res, "claims")) > 0;
     const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
     k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));

@@ -582,7 +582,7 @@ static int inject_own(struct tg_eval *ev, const struct tg_template *t)
     int rc = 0;
     for (size_t i = 0; i < t->ncontainers && rc == 0; i++) {
         const struct tg_container *k = &t->containers[i];
-        if (!tg_container_requests_efa(k->c))
+        if (!tg_ctr_requests_efa(k))
             continue;
         if (!items) {
             if (!(items = json_array()) || defaults_for(ev, t, items) < 0) {

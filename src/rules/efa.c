@@ -113,7 +113,7 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     struct tg_path rp;
     struct tg_quantity lq, rq;
     char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
-    tg_container_res(c->c, name, &r);
+    tg_ctr_res(c, name, &r);
     bool lok = r.limit && check_value(ev, name, r.limit, c, "limits");
     bool rok = r.request && check_value(ev, name, r.request, c, "requests");
     if (!r.request || !rok)
@@ -183,9 +183,9 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path lp;
     long long n = 0;
-    if (!tg_container_requests_efa(c->c))
+    if (!tg_ctr_requests_efa(c))
         return;
-    int rc = tg_container_count(c->c, TG_RES_HUGEPAGES_2MI, &n);
+    int rc = tg_ctr_count(c, TG_RES_HUGEPAGES_2MI, &n);
     if (rc < 0 || (rc == 1 && n > 0))
         return;
     res_field(c, "limits", NULL, &lp);
@@ -298,8 +298,8 @@ static bool efa_field(const struct tg_template *t, struct tg_path *out)
     for (size_t i = 0; i < t->ncontainers; i++) {
         struct tg_res r;
         long long n;
-        tg_container_res(t->containers[i].c, TG_RES_EFA, &r);
-        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1) {
+        tg_ctr_res(&t->containers[i], TG_RES_EFA, &r);
+        if (tg_ctr_count(&t->containers[i], TG_RES_EFA, &n) == 1) {
             res_field(&t->containers[i], r.limit ? "limits" : "requests", TG_RES_EFA, out);
             return true;
         }
@@ -312,7 +312,7 @@ static long long first_efa_count(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         long long n;
-        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1)
+        if (tg_ctr_count(&t->containers[i], TG_RES_EFA, &n) == 1)
             return n;
     }
     return 0;
@@ -326,9 +326,9 @@ static void check_device_values(struct tg_eval *ev, const struct tg_template *t,
         struct tg_path p;
         long long n;
         char txt[VALUE_TEXT_MAX];
-        if (tg_container_count(t->containers[i].c, name, &n) >= 0)
+        if (tg_ctr_count(&t->containers[i], name, &n) >= 0)
             continue;
-        tg_container_res(t->containers[i].c, name, &r);
+        tg_ctr_res(&t->containers[i], name, &r);
         res_field(&t->containers[i], r.limit ? "limits" : "requests", name, &p);
         tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
                   "is %s: %s must be a non-negative integer",
@@ -519,7 +519,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
         const char *v = efa_env(c->c, &var, buf, sizeof(buf));
         struct tg_path ep;
         char txt[VALUE_TEXT_MAX];
-        if (!v || tg_container_requests_efa(c->c))
+        if (!v || tg_ctr_requests_efa(c))
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         env_field(c, env_index(c->c, var), &ep);

@@ -1,5 +1,6 @@
 /* test_pod.c -- pod-template helpers: resource counts, EFA requests, label pins, env values. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/obj.h"
@@ -57,6 +58,23 @@ START_TEST(container_count)
         ck_assert_int_eq(n, cc->count);
     ck_assert_msg(tg_container_requests_efa(c) == cc->requests_efa, "%s: requests_efa",
                   cc->resources);
+    /* the decoded container (limits and requests kept by the view) gives the same answers */
+    struct tg_template t;
+    struct tg_path root;
+    struct tg_res a, b;
+    long long m = -7;
+    memset(&t, 0, sizeof(t));
+    tg_path_root(&root);
+    ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+    ck_assert_int_eq(tg_ctr_count(&t.containers[0], TG_RES_EFA, &m), rc);
+    if (rc == 1)
+        ck_assert_int_eq(m, cc->count);
+    ck_assert(tg_ctr_requests_efa(&t.containers[0]) == cc->requests_efa);
+    tg_container_res(c, TG_RES_EFA, &a);
+    tg_ctr_res(&t.containers[0], TG_RES_EFA, &b);
+    ck_assert_ptr_eq(a.limit, b.limit);
+    ck_assert_ptr_eq(a.request, b.request);
+    free(t.containers);
     json_decref(c);
 }
 END_TEST
@@ -130,6 +148,31 @@ static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
     ck_assert_int_eq(tg_workload_decode(wl, TG_KIND_POD, TG_OP_CREATE, *obj, NULL, NULL), 0);
     ck_assert_uint_eq(wl->ntpl, 1);
 }
+
+START_TEST(template_uses_claims)
+{
+    static const struct {
+        const char *spec;
+        bool claims;
+    } cases[] = {
+        {"{containers: [{name: a, resources: {claims: [{name: gpu}]}}]}", true},
+        {"{containers: [{name: a}, {name: b, resources: {claims: [{name: gpu}]}}]}", true},
+        {"{containers: [{name: a, resources: {claims: []}}]}", false},
+        {"{containers: [{name: a, resources: {claims: {name: gpu}}}]}", false},
+        {"{containers: [{name: a, resources: {limits: {nvidia.com/gpu: 1}}}]}", false},
+        {"{resourceClaims: [{name: gpu}], containers: [{name: a}]}", true},
+        {"{initContainers: [{name: i, resources: {claims: [{name: gpu}]}}], containers: []}", true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tg_workload wl;
+        json_t *obj;
+        decode_pod(cases[i].spec, &wl, &obj);
+        ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s", cases[i].spec);
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
+}
+END_TEST
 
 START_TEST(template_count_sums_and_takes_init_max)
 {
@@ -339,6 +382,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
+    tcase_add_test(tc, template_uses_claims);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
