@@ -281,6 +281,7 @@ static int evaluate(const struct tg_policy *policy, const struct tg_review *rv,
     ev.findings = findings;
     ev.notes = notes;
     ev.offline = opts->offline;
+    ev.no_plan_view = opts->no_plan_view;
     int rc = tg_workload_decode(&wl, kind, rv->op, obj, old, &ev);
     wl.req_kind = rv->kind;
     wl.req_version = rv->version;

@@ -12,6 +12,7 @@
 #include "tg/path.h"
 #include "tg/pipeline.h"
 #include "tg/response.h"
+#include "tg/yaml_json.h"
 
 /* ---- findings and text ---------------------------------------------------------------------- */
 
@@ -529,6 +530,45 @@ START_TEST(mutate_returns_a_base64_patch_with_patch_type)
 }
 END_TEST
 
+/* The webhook builds no plan view (no_plan_view): the same findings, messages and verdict as
+ * `check`, which keeps the plan per role and the values not read. */
+START_TEST(no_plan_view_keeps_the_findings_and_drops_only_the_plan_view)
+{
+    static const char *const bodies[] = {"bench/bodies/pod-torch.json",
+                                         "bench/bodies/mpijob-torch.json"};
+    for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
+        char err[256];
+        size_t len;
+        char *body = tg_read_file(bodies[b], 1u << 20, &len, err, sizeof(err));
+        ck_assert_msg(body != NULL, "%s", err);
+        struct tg_policy *pol = tg_policy_new_default();
+        struct tg_result res[2];
+        for (int quiet = 0; quiet < 2; quiet++) {
+            struct tg_review rv;
+            struct tg_pipeline_opts opts = {0};
+            opts.no_plan_view = quiet;
+            ck_assert_int_eq(tg_review_parse(body, len, &rv, err, sizeof(err)), 0);
+            ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res[quiet]), 0);
+            tg_review_release(&rv);
+        }
+        ck_assert_ptr_nonnull(res[0].explain);
+        ck_assert_ptr_null(res[1].explain);
+        ck_assert_ptr_null(res[1].unresolved);
+        ck_assert_int_eq(res[0].allowed, res[1].allowed);
+        ck_assert_uint_eq(res[0].findings.n, res[1].findings.n);
+        for (size_t i = 0; i < res[0].findings.n; i++) {
+            ck_assert_int_eq(res[0].findings.v[i].rule_index, res[1].findings.v[i].rule_index);
+            ck_assert_str_eq(res[0].findings.v[i].message, res[1].findings.v[i].message);
+        }
+        ck_assert(json_equal(res[0].warnings, res[1].warnings));
+        tg_result_release(&res[0]);
+        tg_result_release(&res[1]);
+        tg_policy_unref(pol);
+        free(body);
+    }
+}
+END_TEST
+
 START_TEST(exempt_namespaces_delete_and_unknown_kinds_are_not_evaluated)
 {
     struct tg_policy *pol = tg_policy_new_default();
@@ -736,6 +776,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    tcase_add_test(tc, no_plan_view_keeps_the_findings_and_drops_only_the_plan_view);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
                         sizeof(writer_inputs) / sizeof(writer_inputs[0]));
     suite_add_tcase(s, tc);
