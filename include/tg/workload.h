@@ -58,6 +58,10 @@ struct tg_container {
      * request (include/tg/pod.h: tg_ctr_res). */
     json_t *limits, *requests;
     bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
+    /* tg_container_count of the devices the rules count most (EFA, nvidia.com/gpu,
+     * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
+    signed char dev_rc[3];
+    long long dev_n[3];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */

@@ -78,7 +78,20 @@ int tg_container_count(json_t *container, const char *name, long long *count)
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
-int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
+/* The devices whose counts a decoded container keeps (struct tg_container dev_rc, dev_n). */
+static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON};
+
+/* The index of name in devices, or -1. */
+static int device_index(const char *name)
+{
+    for (int i = 0; i < 3; i++) {
+        if (name == devices[i] || (name[0] == devices[i][0] && !strcmp(name, devices[i])))
+            return i;
+    }
+    return -1;
+}
+
+static int ctr_count_read(const struct tg_container *c, const char *name, long long *count)
 {
     /* the limit when present, else the request: the request is looked up only then */
     json_t *v = c->limits ? json_object_get(c->limits, name) : NULL;
@@ -87,6 +100,24 @@ int tg_ctr_count(const struct tg_container *c, const char *name, long long *coun
     if (!v)
         return 0;
     return count_of(v, count) < 0 ? -1 : 1;
+}
+
+void tg_ctr_count_devices(struct tg_container *c)
+{
+    for (int i = 0; i < 3; i++) {
+        c->dev_n[i] = 0;
+        c->dev_rc[i] = (signed char)ctr_count_read(c, devices[i], &c->dev_n[i]);
+    }
+}
+
+int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
+{
+    int i = device_index(name);
+    if (i < 0)
+        return ctr_count_read(c, name, count);
+    if (c->dev_rc[i] == 1)
+        *count = c->dev_n[i];
+    return c->dev_rc[i];
 }
 
 bool tg_container_requests_efa(json_t *container)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tg/obj.h"
+#include "tg/pod.h"
 #include "tg/workload.h"
 #include "tg/workload_jobs.h"
 #include "tg/workload_trainer.h"
@@ -52,6 +53,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->limits = json_is_object(limits) ? limits : NULL;
     k->requests = json_is_object(requests) ? requests : NULL;
     k->claims = json_array_size(json_object_get(res, "claims")) > 0;
+    tg_ctr_count_devices(k);
     const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
     k->sidecar = init && rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));

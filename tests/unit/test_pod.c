@@ -79,6 +79,41 @@ START_TEST(container_count)
 }
 END_TEST
 
+/* A decoded container answers from the counts it took at decode time for EFA, GPU and Neuron
+ * and reads any other name: the same answers as tg_container_count for each of them. */
+START_TEST(decoded_counts_agree_for_every_device)
+{
+    static const char *const names[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, "hugepages-2Mi",
+                                        "example.com/fpga"};
+    const struct count_case *cc = &counts[_i];
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        char res[256], text[512];
+        const char *at = strstr(cc->resources, TG_RES_EFA);
+        if (at)
+            snprintf(res, sizeof(res), "%.*s%s%s", (int)(at - cc->resources), cc->resources,
+                     names[k], at + strlen(TG_RES_EFA));
+        else
+            snprintf(res, sizeof(res), "%s", cc->resources);
+        snprintf(text, sizeof(text), "{name: c, resources: %s}", res);
+        json_t *c = yaml(text);
+        struct tg_template t;
+        struct tg_path root;
+        memset(&t, 0, sizeof(t));
+        tg_path_root(&root);
+        ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+        for (size_t q = 0; q < sizeof(names) / sizeof(names[0]); q++) {
+            long long a = -7, b = -7;
+            int want = tg_container_count(c, names[q], &a);
+            ck_assert_msg(tg_ctr_count(&t.containers[0], names[q], &b) == want, "%s: %s", res,
+                          names[q]);
+            ck_assert_msg(a == b, "%s: %s: %lld, expected %lld", res, names[q], b, a);
+        }
+        free(t.containers);
+        json_decref(c);
+    }
+}
+END_TEST
+
 /* Digit strings take a shortcut in tg_container_count: it must agree with the quantity grammar
  * on every one, leading zeros and the longest included, and leave the rest to the grammar. */
 static const char *const digit_strings[] = {
@@ -378,6 +413,8 @@ Suite *tg_test_pod_suite(void)
     Suite *s = suite_create("pod");
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, container_count, 0, (int)(sizeof(counts) / sizeof(counts[0])));
+    tcase_add_loop_test(tc, decoded_counts_agree_for_every_device, 0,
+                        (int)(sizeof(counts) / sizeof(counts[0])));
     tcase_add_test(tc, container_without_resources);
     tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
