@@ -33,9 +33,19 @@ int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
 {
     if (!value)
         return -ENOMEM;
-    json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", ptr, "value", value);
-    if (!op)
+    /* {"op": "add", "path": ptr, "value": value}, members in that order (what json_pack built,
+     * without parsing its format on every op); value is stolen, also on failure */
+    json_t *op = json_object();
+    if (!op || json_object_set_new(op, "op", json_string("add")) ||
+        json_object_set_new(op, "path", json_string(ptr))) {
+        json_decref(op);
+        json_decref(value);
         return -ENOMEM;
+    }
+    if (json_object_set_new(op, "value", value)) {
+        json_decref(op);
+        return -ENOMEM;
+    }
     return json_array_append_new(p->ops, op) ? -ENOMEM : 0;
 }
 
@@ -52,7 +62,13 @@ int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent
         rc = -EINVAL;
         goto out;
     }
-    snprintf(ptr, sizeof(ptr), "%s", parent_ptr);
+    size_t plen = strlen(parent_ptr);
+    if (plen >= sizeof(ptr)) { /* cut as snprintf did; the append below then fails */
+        memcpy(ptr, parent_ptr, sizeof(ptr) - 1);
+        ptr[sizeof(ptr) - 1] = '\0';
+    } else {
+        memcpy(ptr, parent_ptr, plen + 1);
+    }
     if ((rc = tg_ptr_append(ptr, sizeof(ptr), key)) < 0)
         goto out;
     json_t *cur = json_object_get(parent, key);

@@ -101,8 +101,14 @@ static int items_add(json_t *items, const char *name, const char *value)
 {
     if (items_have(items, name))
         return 0;
-    json_t *it = json_pack("{s:s, s:s}", "name", name, "value", value ? value : "");
-    return !it || json_array_append_new(items, it) ? -ENOMEM : 0;
+    /* {"name": name, "value": value}, in that order */
+    json_t *it = json_object();
+    if (!it || json_object_set_new(it, "name", json_string(name)) ||
+        json_object_set_new(it, "value", json_string(value ? value : ""))) {
+        json_decref(it);
+        return -ENOMEM;
+    }
+    return json_array_append_new(items, it) ? -ENOMEM : 0;
 }
 
 /* ---- which defaults apply to a template -------------------------------------------------- */
