@@ -102,9 +102,31 @@ size_t tg_json_escape_byte(unsigned char c, char *out)
     return 2;
 }
 
+/* Does s[0..n) need no escape (no control byte, quote or backslash)? */
+static bool plain_string(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == '"' || c == '\\')
+            return false;
+    }
+    return true;
+}
+
 void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
 {
     size_t run = 0;
+    if (plain_string(s, n)) { /* nearly every string: quotes around one copy */
+        if (!reserve(b, n + 2))
+            return;
+        char *d = b->p + b->len;
+        d[0] = '"';
+        memcpy(d + 1, s, n);
+        d[n + 1] = '"';
+        d[n + 2] = '\0';
+        b->len += n + 2;
+        return;
+    }
     tg_buf_put(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];

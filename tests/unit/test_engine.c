@@ -704,6 +704,7 @@ static const char *const writer_inputs[] = {
     "[\"\\u00e9\\u20ac\\ud83d\\ude00\", -9223372036854775808, 9223372036854775807, 0]",
     "[1.5, 1e300, -0.25, 0.1]",
     "{\"z\":1,\"a\":2,\"m\":[{\"k\":\"v\"}]}",
+    "{\"\":\"\",\"plain\":\"ends in a quote\\\"\",\"x\":\"\\\\starts with a backslash\"}",
 };
 
 START_TEST(writer_output_equals_json_dumps_compact)
@@ -720,6 +721,28 @@ START_TEST(writer_output_equals_json_dumps_compact)
     free(got);
     free(want);
     json_decref(v);
+}
+END_TEST
+
+/* Plain strings (no escape) are copied in one piece, also when the buffer must grow for them. */
+START_TEST(writer_copies_long_plain_strings)
+{
+    char s[1500];
+    for (size_t n = 500; n < sizeof(s); n += 333) {
+        memset(s, 'a', n);
+        s[n] = '\0';
+        s[n / 2] = n % 2 ? '"' : 'b'; /* every other length needs an escape */
+        json_t *v = json_pack("[s, s]", "x", s);
+        struct tg_buf b;
+        tg_buf_init(&b);
+        tg_buf_json(&b, v);
+        char *got = tg_buf_steal(&b, NULL);
+        char *want = json_dumps(v, JSON_COMPACT);
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+        json_decref(v);
+    }
 }
 END_TEST
 
@@ -776,6 +799,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    tcase_add_test(tc, writer_copies_long_plain_strings);
     tcase_add_test(tc, no_plan_view_keeps_the_findings_and_drops_only_the_plan_view);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
                         sizeof(writer_inputs) / sizeof(writer_inputs[0]));
