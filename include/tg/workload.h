@@ -188,6 +188,8 @@ struct tg_slurm_controller {
     const char *cluster_name;   /* spec.clusterName; NULL when absent or empty */
 };
 
+#define TG_TPL_INLINE 2
+
 struct tg_workload {
     enum tg_kind kind;
     enum tg_op op;                       /* CREATE or UPDATE (what the rules judge) */
@@ -215,9 +217,12 @@ struct tg_workload {
      * TrainJob owns with a replicated job named launcher. Its launcher runs mpirun over ssh into
      * the node job's sshd pods (docs/references.md#ref-trainer-mpi-ssh). */
     bool trainer_mpi;
-    json_t *owned; /* JSON made by the decoder (TrainJob's node container and pod spec) */
-    struct tg_template *tpl;
+    json_t *owned;           /* JSON made by the decoder (TrainJob's node container and pod spec) */
+    struct tg_template *tpl; /* tpl_inline while ntpl <= TG_TPL_INLINE, then the heap */
     size_t ntpl;
+    /* The first templates live in the view itself: a template holds two paths, so an array of them
+     * on the heap is a large allocation, for which malloc first consolidates its free lists. */
+    struct tg_template tpl_inline[TG_TPL_INLINE];
     struct tg_mpi mpi;
     struct tg_vcjob vc;
     struct tg_podgroup pg;

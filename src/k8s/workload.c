@@ -24,7 +24,18 @@
 
 struct tg_template *tg_workload_add_template(struct tg_workload *wl)
 {
-    struct tg_template *v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
+    struct tg_template *v;
+    if (!wl->tpl && wl->ntpl == 0)
+        wl->tpl = wl->tpl_inline;
+    if (wl->tpl == wl->tpl_inline && wl->ntpl < TG_TPL_INLINE) {
+        v = wl->tpl_inline;
+    } else if (wl->tpl == wl->tpl_inline) { /* the inline ones move to the heap */
+        v = malloc((wl->ntpl + 1) * sizeof(*v));
+        if (v)
+            memcpy(v, wl->tpl_inline, wl->ntpl * sizeof(*v));
+    } else {
+        v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
+    }
     if (!v)
         return NULL;
     wl->tpl = v;
@@ -674,7 +685,8 @@ void tg_workload_release(struct tg_workload *wl)
         free(wl->tpl[i].containers);
         json_decref(wl->tpl[i].operator_env);
     }
-    free(wl->tpl);
+    if (wl->tpl != wl->tpl_inline)
+        free(wl->tpl);
     json_decref(wl->owned);
     wl->tpl = NULL;
     wl->ntpl = 0;
