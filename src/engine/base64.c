@@ -14,8 +14,17 @@ char *tg_base64_encode(const unsigned char *data, size_t len)
     char *out = malloc(outlen + 1);
     if (!out)
         return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
+    size_t o = 0, i = 0;
+    /* whole groups of three bytes, then the last one or two with padding */
+    for (; i + 3 <= len; i += 3) {
+        unsigned int v = (unsigned int)data[i] << 16 | (unsigned int)data[i + 1] << 8 | data[i + 2];
+        out[o] = b64_alphabet[v >> 18];
+        out[o + 1] = b64_alphabet[(v >> 12) & 63];
+        out[o + 2] = b64_alphabet[(v >> 6) & 63];
+        out[o + 3] = b64_alphabet[v & 63];
+        o += 4;
+    }
+    for (; i < len; i += 3) {
         unsigned int v = (unsigned int)data[i] << 16;
         if (i + 1 < len)
             v |= (unsigned int)data[i + 1] << 8;

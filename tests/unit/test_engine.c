@@ -152,6 +152,21 @@ START_TEST(base64_round_trips_and_rejects_bad_input)
         free(d);
         free(e);
     }
+    /* every byte value, at every position of a group, for lengths on both sides of each tail */
+    unsigned char all[259];
+    for (size_t i = 0; i < sizeof(all); i++)
+        all[i] = (unsigned char)(255 - i * 7);
+    for (size_t len = 250; len <= sizeof(all); len++) {
+        char *e = tg_base64_encode(all, len);
+        ck_assert_uint_eq(strlen(e), 4 * ((len + 2) / 3));
+        size_t m;
+        unsigned char *d = tg_base64_decode(e, &m);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(m, len);
+        ck_assert(memcmp(d, all, len) == 0);
+        free(d);
+        free(e);
+    }
     size_t n;
     ck_assert_ptr_null(tg_base64_decode("Zg=", &n));
     ck_assert_ptr_null(tg_base64_decode("Z!==", &n));
