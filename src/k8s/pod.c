@@ -378,15 +378,13 @@ static void pin_path_index(const struct pin_ctx *x, struct tg_path *dst, const s
         tg_path_index(dst, src, i);
 }
 
-static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
+/* The pin of keys in the nodeSelector object ns (NULL: none), written at np (paths on only). */
+static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
                             const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    struct tg_path np;
     tg_label_pin_init(out);
-    json_t *ns = pin_get(x, spec, spec_path, "nodeSelector", JSON_OBJECT);
-    pin_path_key(x, &np, spec_path, "nodeSelector");
     for (size_t i = 0; i < nkeys; i++) {
-        const char *v = pin_get_string(x, ns, &np, keys[i]);
+        const char *v = pin_get_string(x, ns, np, keys[i]);
         if (!v)
             continue;
         out->mentioned = true;
@@ -399,6 +397,15 @@ static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_pat
         }
     }
     return 0;
+}
+
+static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_path np;
+    json_t *ns = pin_get(x, spec, spec_path, "nodeSelector", JSON_OBJECT);
+    pin_path_key(x, &np, spec_path, "nodeSelector");
+    return selector_keys_in(x, ns, &np, keys, nkeys, out);
 }
 
 int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
@@ -607,11 +614,25 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     memset(&term, 0, sizeof(term));
     tg_label_pin_init(&aff);
     tg_label_pin_init(out);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                   tg_instance_type_label_count, &sel.type)) < 0 ||
-        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) < 0 ||
-        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0 ||
-        (rc = pins_types(&sel, table, ntable, fit, out)) < 0)
+    /* nodeSelector is read once for the three labels; a wrong type met there is reported by
+     * reading it again per label, as tg_pin_node_selector does */
+    struct pin_ctx x = {ev, false, false};
+    json_t *ns = pin_get(&x, t->spec, &t->spec_path, "nodeSelector", JSON_OBJECT);
+    if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
+                               &sel.type)) < 0 ||
+        (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
+        (rc = selector_keys_in(&x, ns, NULL, size_keys, 1, &sel.size)) < 0)
+        goto out;
+    if (x.bad && ev) {
+        type_pins_release(&sel);
+        if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                                       tg_instance_type_label_count, &sel.type)) < 0 ||
+            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) <
+                0 ||
+            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0)
+            goto out;
+    }
+    if ((rc = pins_types(&sel, table, ntable, fit, out)) < 0)
         goto out;
     /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
      * per-key reader too, which reports wrong JSON types in the terms (on ev; without ev it

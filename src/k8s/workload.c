@@ -80,6 +80,8 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
         struct tg_path lp, cp;
         size_t i;
         json_t *c;
+        if (json_array_size(arr) == 0)
+            continue; /* nothing to add: no path to build */
         tg_path_key(&lp, &t->spec_path, lists[l]);
         json_array_foreach (arr, i, c) {
             tg_path_index(&cp, &lp, i);
