@@ -1,4 +1,5 @@
 /* jsonw.c -- growable buffer and compact JSON writer (see include/tg/jsonw.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,10 +103,29 @@ size_t tg_json_escape_byte(unsigned char c, char *out)
     return 2;
 }
 
-/* Does s[0..n) need no escape (no control byte, quote or backslash)? */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Does the word hold a byte below 0x20, a quote or a backslash? (bytes of 0x80 and up are none
+ * of them: the high-bit mask leaves them out) */
+static bool word_needs_escape(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"'), bs = w ^ (ONES * '\\');
+    uint64_t hit = (w - ONES * 0x20) | (q - ONES) | (bs - ONES);
+    return (hit & ~w & HIGHS) != 0;
+}
+
+/* Does s[0..n) need no escape (no control byte, quote or backslash)? Eight bytes at a time. */
 static bool plain_string(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (word_needs_escape(w))
+            return false;
+    }
+    for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == '"' || c == '\\')
             return false;

@@ -761,6 +761,35 @@ START_TEST(writer_copies_long_plain_strings)
 }
 END_TEST
 
+/* The plain-string scan reads eight bytes at a time: each byte that needs an escape (and the
+ * nearest ones that do not) is found at every position of a word and of the tail. */
+START_TEST(writer_finds_an_escape_at_every_position)
+{
+    static const char *const bytes[] = {"\"", "\\", "\x01", "\x1f", "\n",   " ",
+                                        "!",  "#",  "[",    "]",    "\x7f", "\xc3\xa9"};
+    for (size_t k = 0; k < sizeof(bytes) / sizeof(bytes[0]); k++) {
+        for (size_t at = 0; at < 20; at++) {
+            char s[64];
+            memset(s, 'a', 20);
+            s[20] = '\0';
+            snprintf(s + at, sizeof(s) - at, "%s%.*s", bytes[k], (int)(19 - at),
+                     "bbbbbbbbbbbbbbbbbbb");
+            json_t *v = json_pack("[s]", s);
+            ck_assert_ptr_nonnull(v);
+            struct tg_buf b;
+            tg_buf_init(&b);
+            tg_buf_json(&b, v);
+            char *got = tg_buf_steal(&b, NULL);
+            char *want = json_dumps(v, JSON_COMPACT);
+            ck_assert_msg(!strcmp(got, want), "byte %zu at %zu: %s, expected %s", k, at, got, want);
+            free(got);
+            free(want);
+            json_decref(v);
+        }
+    }
+}
+END_TEST
+
 /* ---- the handler: HTTP status and bodies --------------------------------------------------- */
 
 START_TEST(handler_answers_bad_bodies_with_a_status_object)
@@ -815,6 +844,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
     tcase_add_test(tc, writer_copies_long_plain_strings);
+    tcase_add_test(tc, writer_finds_an_escape_at_every_position);
     tcase_add_test(tc, no_plan_view_keeps_the_findings_and_drops_only_the_plan_view);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
                         sizeof(writer_inputs) / sizeof(writer_inputs[0]));
