@@ -570,8 +570,8 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
         out->finite = true;
         for (size_t i = 0; i < p->type.n; i++) {
             const char *v = p->type.values[i];
-            tg_instance_family(v, fam, sizeof(fam));
-            if ((p->family.finite && !tg_label_pin_has(&p->family, fam)) ||
+            if ((p->family.finite &&
+                 !tg_label_pin_has(&p->family, tg_instance_family(v, fam, sizeof(fam)))) ||
                 (p->size.finite && !tg_label_pin_has(&p->size, tg_instance_size(v))))
                 continue;
             if (pin_add(out, v) < 0)

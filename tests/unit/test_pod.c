@@ -184,6 +184,22 @@ static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
     ck_assert_uint_eq(wl->ntpl, 1);
 }
 
+/* The family of an instance type name, cut to the buffer as snprintf would cut it. */
+START_TEST(instance_family_cuts_to_the_buffer)
+{
+    char buf[16];
+    ck_assert_str_eq(tg_instance_family("p5.48xlarge", buf, sizeof(buf)), "p5");
+    ck_assert_str_eq(tg_instance_family("p4de", buf, sizeof(buf)), "p4de");
+    ck_assert_str_eq(tg_instance_family(".x", buf, sizeof(buf)), "");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 3), "tr");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 5), "trn1");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 1), "");
+    memcpy(buf, "keep", 5);
+    tg_instance_family("trn1.32xlarge", buf, 0);
+    ck_assert_str_eq(buf, "keep");
+}
+END_TEST
+
 START_TEST(template_uses_claims)
 {
     static const struct {
@@ -420,6 +436,7 @@ Suite *tg_test_pod_suite(void)
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
     tcase_add_test(tc, template_uses_claims);
+    tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
