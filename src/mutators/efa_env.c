@@ -170,14 +170,32 @@ static int defaults_for(struct tg_eval *ev, const struct tg_template *t, json_t 
 }
 
 /* items without the names container c already defines (the user's value wins). New array. */
+#define MISSING_MAX 32
+
 static json_t *missing_in(json_t *items, json_t *c)
 {
     json_t *out = json_array();
-    size_t i;
-    json_t *it;
+    size_t i, k, n = json_array_size(items);
+    json_t *it, *e;
+    const char *names[MISSING_MAX];
+    bool defined[MISSING_MAX];
+    json_t *env = json_object_get(c, "env");
+    /* up to MISSING_MAX items: one pass over the container's env marks the names it defines
+     * (the same answer as env_defined per item, which walks the env once for each) */
+    for (k = 0; k < n && n <= MISSING_MAX; k++) {
+        names[k] = json_string_value(json_object_get(json_array_get(items, k), "name"));
+        defined[k] = false;
+    }
+    json_array_foreach (n <= MISSING_MAX && json_is_array(env) ? env : NULL, i, e) {
+        const char *en = json_string_value(json_object_get(e, "name"));
+        for (k = 0; en && k < n; k++)
+            defined[k] = defined[k] || !strcmp(en, names[k]);
+    }
     json_array_foreach (items, i, it) {
-        if (out && !env_defined(c, json_string_value(json_object_get(it, "name"))) &&
-            json_array_append(out, it)) {
+        bool have = n <= MISSING_MAX
+                        ? defined[i]
+                        : env_defined(c, json_string_value(json_object_get(it, "name")));
+        if (out && !have && json_array_append(out, it)) {
             json_decref(out);
             return NULL;
         }
