@@ -670,7 +670,11 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     json_t *owners = tg_get_array(ev, meta, &mp, "ownerReferences");
     wl->has_owner = json_array_size(owners) > 0;
     wl->judged_owner = judged_owner(owners, wl->labels);
-    tg_path_key(&sp, &root, "spec");
+    /* a Pod's decoder reads its spec itself, with its own path */
+    if (kind == TG_KIND_POD)
+        tg_path_root(&sp);
+    else
+        tg_path_key(&sp, &root, "spec");
     json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
     queue_state(wl, spec);
