@@ -65,8 +65,8 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->requests = json_is_object(requests) ? requests : NULL;
     k->claims = json_array_size(json_object_get(res, "claims")) > 0;
     tg_ctr_count_devices(k);
-    const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
-    k->sidecar = init && rp && !strcmp(rp, "Always");
+    const char *rp = init ? json_string_value(json_object_get(c, "restartPolicy")) : NULL;
+    k->sidecar = rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
     k->name = name ? name : fallback_name;
     return 0;
@@ -660,14 +660,26 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->api_version = av ? av : "";
     wl->kind_name = kn ? kn : "";
     json_t *meta = tg_get_object(ev, obj, &root, "metadata");
-    tg_path_key(&mp, &root, "metadata");
-    const char *name = tg_get_string(ev, meta, &mp, "name");
-    const char *ns = tg_get_string(ev, meta, &mp, "namespace");
+    json_t *rname = json_object_get(meta, "name"), *rns = json_object_get(meta, "namespace");
+    json_t *rann = json_object_get(meta, "annotations"), *rlab = json_object_get(meta, "labels");
+    json_t *rown = json_object_get(meta, "ownerReferences");
+    const char *name = json_string_value(rname), *ns = json_string_value(rns);
+    wl->annotations = json_is_object(rann) ? rann : NULL;
+    wl->labels = json_is_object(rlab) ? rlab : NULL;
+    json_t *owners = json_is_array(rown) ? rown : NULL;
+    if (tg_wrong_type(rname, JSON_STRING) || tg_wrong_type(rns, JSON_STRING) ||
+        tg_wrong_type(rann, JSON_OBJECT) || tg_wrong_type(rlab, JSON_OBJECT) ||
+        tg_wrong_type(rown, JSON_ARRAY)) {
+        /* read again through the getters, which report at the metadata path */
+        tg_path_key(&mp, &root, "metadata");
+        name = tg_get_string(ev, meta, &mp, "name");
+        ns = tg_get_string(ev, meta, &mp, "namespace");
+        wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
+        wl->labels = tg_get_object(ev, meta, &mp, "labels");
+        owners = tg_get_array(ev, meta, &mp, "ownerReferences");
+    }
     wl->name = name ? name : "";
     wl->namespace = ns ? ns : "";
-    wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
-    wl->labels = tg_get_object(ev, meta, &mp, "labels");
-    json_t *owners = tg_get_array(ev, meta, &mp, "ownerReferences");
     wl->has_owner = json_array_size(owners) > 0;
     wl->judged_owner = judged_owner(owners, wl->labels);
     /* a Pod's decoder reads its spec itself, with its own path */

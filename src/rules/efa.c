@@ -22,13 +22,6 @@
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
 #define VALUE_TEXT_MAX 40
 
-/* A member the typed getters (tg_get_object, ...) would report: present, not null, not of type
- * want. Readers check this first and build field paths only then. */
-static bool wrong_type(const json_t *v, json_type want)
-{
-    return v && !json_is_null(v) && json_typeof(v) != want;
-}
-
 /* The JSON text of v for a message ("\"$EFA_PER_NODE\"", "1.5", "null"), cut to fit. */
 static const char *value_text(const json_t *v, char *buf, size_t len)
 {
@@ -176,7 +169,7 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     json_t *rraw = json_object_get(res, "requests");
     json_t *limits = json_is_object(lraw) ? lraw : NULL;
     json_t *requests = json_is_object(rraw) ? rraw : NULL;
-    if (wrong_type(lraw, JSON_OBJECT) || wrong_type(rraw, JSON_OBJECT)) {
+    if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {
         /* the path is built only to report the wrong type, as the getters do */
         tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
         limits = tg_get_object(ev, res, &rp, "limits");
@@ -291,7 +284,7 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
         json_t *pv = json_is_object(host) ? json_object_get(host, "path") : NULL;
         const char *path = json_string_value(pv);
         const char *name = json_string_value(json_object_get(v, "name"));
-        bool bad = wrong_type(host, JSON_OBJECT) || wrong_type(pv, JSON_STRING);
+        bool bad = tg_wrong_type(host, JSON_OBJECT) || tg_wrong_type(pv, JSON_STRING);
         if (!bad && (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name)))
             continue;
         /* a wrong type to report, or a finding: read again through the getters, with paths */
