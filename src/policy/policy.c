@@ -109,6 +109,14 @@ bool tg_policy_allows_exceptions(const struct tg_policy *p, const char *ns)
 
 void tg_policy_effective_actions(const struct tg_policy *p, enum tg_action *out)
 {
+    if (!p->rules_version) { /* the usual policy: its actions as they are, defaults after them */
+        size_t n = p->nactions < TG_RULE_COUNT ? p->nactions : TG_RULE_COUNT;
+        if (n)
+            memcpy(out, p->actions, n * sizeof(*out));
+        for (size_t i = n; i < TG_RULE_COUNT; i++)
+            out[i] = tg_rule_defs[i].default_action;
+        return;
+    }
     for (size_t i = 0; i < TG_RULE_COUNT; i++) {
         enum tg_action a = i < p->nactions ? p->actions[i] : tg_rule_defs[i].default_action;
         if (p->rules_version && a > TG_ACTION_WARN &&
