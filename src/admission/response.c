@@ -40,15 +40,12 @@ char *tg_response_encode(const struct tg_review *rv, const struct tg_result *res
         tg_buf_json(&b, res->audit);
     }
     if (mutating && tg_patch_count(&res->patch) > 0) {
-        char *b64 = tg_patch_base64(&res->patch);
-        if (!b64) {
+        tg_buf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        if (tg_patch_base64_to(&res->patch, &b) < 0) { /* encoded into the body itself */
             tg_buf_release(&b);
             return NULL;
         }
-        tg_buf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-        tg_buf_puts(&b, b64);
         tg_buf_puts(&b, "\"");
-        free(b64);
     }
     tg_buf_puts(&b, "}}");
     return tg_buf_steal(&b, len);

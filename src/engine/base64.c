@@ -10,10 +10,14 @@ static const char b64_alphabet[] =
 
 char *tg_base64_encode(const unsigned char *data, size_t len)
 {
-    size_t outlen = 4 * ((len + 2) / 3);
-    char *out = malloc(outlen + 1);
-    if (!out)
-        return NULL;
+    char *out = malloc(4 * ((len + 2) / 3) + 1);
+    if (out)
+        tg_base64_encode_to(out, data, len);
+    return out;
+}
+
+size_t tg_base64_encode_to(char *out, const unsigned char *data, size_t len)
+{
     size_t o = 0, i = 0;
     /* whole groups of three bytes, then the last one or two with padding */
     for (; i + 3 <= len; i += 3) {
@@ -36,7 +40,7 @@ char *tg_base64_encode(const unsigned char *data, size_t len)
         out[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
     }
     out[o] = '\0';
-    return out;
+    return o;
 }
 
 static int b64_value(char c)

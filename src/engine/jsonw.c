@@ -61,6 +61,17 @@ void tg_buf_put(struct tg_buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
+char *tg_buf_tail(struct tg_buf *b, size_t n)
+{
+    return reserve(b, n) ? b->p + b->len : NULL;
+}
+
+void tg_buf_commit(struct tg_buf *b, size_t n)
+{
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
 void tg_buf_puts(struct tg_buf *b, const char *s)
 {
     tg_buf_put(b, s, strlen(s));

@@ -96,15 +96,26 @@ out:
 char *tg_patch_base64(const struct tg_patch *p)
 {
     struct tg_buf b;
+    tg_buf_init(&b);
+    if (tg_patch_base64_to(p, &b) < 0) {
+        tg_buf_release(&b);
+        return NULL;
+    }
+    return tg_buf_steal(&b, NULL);
+}
+
+int tg_patch_base64_to(const struct tg_patch *p, struct tg_buf *out)
+{
+    struct tg_buf b;
     size_t len;
     tg_buf_init(&b);
     tg_buf_json(&b, p->ops);
     char *text = tg_buf_steal(&b, &len);
-    if (!text)
-        return NULL;
-    char *b64 = tg_base64_encode((const unsigned char *)text, len);
+    char *at = text ? tg_buf_tail(out, 4 * ((len + 2) / 3)) : NULL;
+    if (at)
+        tg_buf_commit(out, tg_base64_encode_to(at, (const unsigned char *)text, len));
     free(text);
-    return b64;
+    return at ? 0 : -ENOMEM;
 }
 
 /* ---- apply ------------------------------------------------------------------------------- */

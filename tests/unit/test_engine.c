@@ -182,6 +182,35 @@ static json_t *parse(const char *text)
     return v;
 }
 
+/* The patch text is appended to a buffer as it is returned on its own: base64 of the compact ops.
+ */
+START_TEST(patch_base64_appends_the_same_text)
+{
+    struct tg_patch p;
+    ck_assert_int_eq(tg_patch_init(&p), 0);
+    for (int n = 0; n < 3; n++) {
+        char *alone = tg_patch_base64(&p);
+        char *text = json_dumps(p.ops, JSON_COMPACT);
+        char *want = tg_base64_encode((const unsigned char *)text, strlen(text));
+        ck_assert_str_eq(alone, want);
+        struct tg_buf b;
+        tg_buf_init(&b);
+        tg_buf_puts(&b, "head:");
+        ck_assert_int_eq(tg_patch_base64_to(&p, &b), 0);
+        size_t len;
+        char *got = tg_buf_steal(&b, &len);
+        ck_assert_str_eq(got + 5, want);
+        ck_assert_uint_eq(len, 5 + strlen(want));
+        free(alone);
+        free(text);
+        free(want);
+        free(got);
+        ck_assert_int_eq(tg_patch_add_new(&p, "/spec/x", json_string("a\"b")), 0);
+    }
+    tg_patch_release(&p);
+}
+END_TEST
+
 START_TEST(append_items_creates_a_missing_array_in_one_add)
 {
     json_t *doc =
@@ -844,6 +873,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
     tcase_add_test(tc, writer_copies_long_plain_strings);
+    tcase_add_test(tc, patch_base64_appends_the_same_text);
     tcase_add_test(tc, writer_finds_an_escape_at_every_position);
     tcase_add_test(tc, no_plan_view_keeps_the_findings_and_drops_only_the_plan_view);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
