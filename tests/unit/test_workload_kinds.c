@@ -75,7 +75,7 @@ START_TEST(templates_move_from_the_view_to_the_heap)
         ck_assert_uint_eq(wl.ntpl, (size_t)n);
         ck_assert(n <= TG_TPL_INLINE ? wl.tpl == wl.tpl_inline : wl.tpl != wl.tpl_inline);
         for (int i = 0; i < n; i++) {
-            char name[8], cname[8];
+            char name[16], cname[16];
             snprintf(name, sizeof(name), "t%d", i);
             snprintf(cname, sizeof(cname), "c%d", i);
             ck_assert_str_eq(wl.tpl[i].role_name, name);
