@@ -58,12 +58,21 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->path = *path;
     k->init = init;
     k->resources_key = "resources";
-    json_t *res = json_object_get(c, "resources");
-    json_t *limits = json_object_get(res, "limits");
-    json_t *requests = json_object_get(res, "requests");
+    /* limits, requests and claims in one walk over resources (a few members), not three lookups */
+    json_t *res = json_object_get(c, "resources"), *limits = NULL, *requests = NULL, *claims = NULL;
+    const char *key;
+    json_t *m;
+    json_object_foreach (res, key, m) { /* nothing when res is not an object */
+        if (!strcmp(key, "limits"))
+            limits = m;
+        else if (!strcmp(key, "requests"))
+            requests = m;
+        else if (!strcmp(key, "claims"))
+            claims = m;
+    }
     k->limits = json_is_object(limits) ? limits : NULL;
     k->requests = json_is_object(requests) ? requests : NULL;
-    k->claims = json_array_size(json_object_get(res, "claims")) > 0;
+    k->claims = json_array_size(claims) > 0;
     tg_ctr_count_devices(k);
     const char *rp = init ? json_string_value(json_object_get(c, "restartPolicy")) : NULL;
     k->sidecar = rp && !strcmp(rp, "Always");
