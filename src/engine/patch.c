@@ -34,15 +34,16 @@ int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
     if (!value)
         return -ENOMEM;
     /* {"op": "add", "path": ptr, "value": value}, members in that order (what json_pack built,
-     * without parsing its format on every op); value is stolen, also on failure */
+     * without parsing its format on every op); value is stolen, also on failure. The constant
+     * keys and "add" are ASCII: no UTF-8 check for them. */
     json_t *op = json_object();
-    if (!op || json_object_set_new(op, "op", json_string("add")) ||
-        json_object_set_new(op, "path", json_string(ptr))) {
+    if (!op || json_object_set_new_nocheck(op, "op", json_stringn_nocheck("add", 3)) ||
+        json_object_set_new_nocheck(op, "path", json_string(ptr))) {
         json_decref(op);
         json_decref(value);
         return -ENOMEM;
     }
-    if (json_object_set_new(op, "value", value)) {
+    if (json_object_set_new_nocheck(op, "value", value)) {
         json_decref(op);
         return -ENOMEM;
     }

@@ -101,10 +101,10 @@ static int items_add(json_t *items, const char *name, const char *value)
 {
     if (items_have(items, name))
         return 0;
-    /* {"name": name, "value": value}, in that order */
+    /* {"name": name, "value": value}, in that order (constant ASCII keys: no UTF-8 check) */
     json_t *it = json_object();
-    if (!it || json_object_set_new(it, "name", json_string(name)) ||
-        json_object_set_new(it, "value", json_string(value ? value : ""))) {
+    if (!it || json_object_set_new_nocheck(it, "name", json_string(name)) ||
+        json_object_set_new_nocheck(it, "value", json_string(value ? value : ""))) {
         json_decref(it);
         return -ENOMEM;
     }
