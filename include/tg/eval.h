@@ -36,6 +36,7 @@ struct tg_eval {
      * the report; NULL until a rule fills them, owned by the evaluation's caller. */
     json_t *explain;    /* object: role name -> the plan of that role */
     json_t *unresolved; /* array of {what, why}: values the rules could not read */
+    bool no_plan_view;  /* leave explain and unresolved NULL (tg_pipeline_opts.no_plan_view) */
     int error;          /* first -errno hit (-ENOMEM); evaluation then fails */
 };
 

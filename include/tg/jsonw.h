@@ -22,6 +22,11 @@ void tg_buf_release(struct tg_buf *b);
 char *tg_buf_steal(struct tg_buf *b, size_t *len);
 
 void tg_buf_put(struct tg_buf *b, const char *s, size_t n);
+/* Room for n more bytes (and the NUL) at the end of b, to be filled by the caller and then
+ * counted with tg_buf_commit; NULL when it cannot grow. */
+char *tg_buf_tail(struct tg_buf *b, size_t n);
+/* Counts n bytes written at tg_buf_tail() and terminates the text after them. */
+void tg_buf_commit(struct tg_buf *b, size_t n);
 void tg_buf_puts(struct tg_buf *b, const char *s);
 /* A JSON string literal of s (n bytes of UTF-8), with quotes and escapes. */
 void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n);

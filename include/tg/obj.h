@@ -25,6 +25,10 @@ int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, c
 /* Boolean member: 1 and *out, 0 absent, -1 wrong type (reported). */
 int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
                 bool *out);
+/* A member value that tg_get_object/array/string would report: present, not null, not of type
+ * want. A reader that checks its members with this first can skip building their parent's path
+ * when none is, and read them through the getters (which report) only when one is. */
+bool tg_wrong_type(const json_t *v, json_type want);
 
 /* Env of one container: the literal value of variable `name` (last definition wins, as the
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */

@@ -5,6 +5,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "tg/jsonw.h"
+
 /* ops is a JSON array of {"op","path","value"} objects, in the order they were added. */
 struct tg_patch {
     json_t *ops;
@@ -26,6 +28,8 @@ int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent
 
 /* Compact JSON of the ops, base64-encoded (standard alphabet, padded), malloc'd; NULL on ENOMEM. */
 char *tg_patch_base64(const struct tg_patch *p);
+/* The same text appended to out (no copy of its own); 0, or -ENOMEM. */
+int tg_patch_base64_to(const struct tg_patch *p, struct tg_buf *out);
 
 /* Applies ops (array) to *doc in place, with evanphx/json-patch v4 semantics for add, remove,
  * replace and test: add needs the parent to exist, "-" appends, indices must be in range.

@@ -41,6 +41,9 @@ struct tg_pipeline_opts {
     bool offline;         /* check: manifest as written */
     bool has_mode_override;
     enum tg_mode mode_override; /* --mode */
+    /* The webhook: the plan per role and the values the rules could not read (res->explain,
+     * res->unresolved) are not built; only `check` prints them. Findings are the same. */
+    bool no_plan_view;
     /* Custom tables (tests); NULL means the built-in tg_validators / tg_mutators. */
     const struct tg_validator *validators;
     size_t nvalidators;

@@ -54,6 +54,15 @@ int tg_container_count(json_t *container, const char *name, long long *count);
  * a request: the author meant EFA, and efa.invalid-quantity reports the value. */
 bool tg_container_requests_efa(json_t *container);
 
+/* The same three for a decoded container, read from the limits and requests objects the view
+ * keeps (struct tg_container): the same results without looking up resources again. */
+void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out);
+int tg_ctr_count(const struct tg_container *c, const char *name, long long *count);
+bool tg_ctr_requests_efa(const struct tg_container *c);
+/* Fills c->dev_rc and c->dev_n from c->limits and c->requests (the decoder, once per container):
+ * tg_ctr_count answers for those devices from them. */
+void tg_ctr_count_devices(struct tg_container *c);
+
 /* Does the pod of t use Dynamic Resource Allocation (spec.resourceClaims, or resources.claims of a
  * container)? A claim may carry any device, GPU or EFA: its count is unknown
  * (docs/references.md#ref-efa-dra). */

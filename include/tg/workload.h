@@ -53,6 +53,15 @@ struct tg_container {
      * "resources", or "resourcesPerNode" for the node container made from a TrainJob's
      * spec.trainer (whose object reads them under "resources"). */
     const char *resources_key;
+    /* resources.limits and resources.requests of c when they are objects, else NULL: read once at
+     * decode time, since the rules look up device counts in them over a hundred times per
+     * request (include/tg/pod.h: tg_ctr_res). */
+    json_t *limits, *requests;
+    bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
+    /* tg_container_count of the devices the rules count most (EFA, nvidia.com/gpu,
+     * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
+    signed char dev_rc[3];
+    long long dev_n[3];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */
@@ -179,6 +188,8 @@ struct tg_slurm_controller {
     const char *cluster_name;   /* spec.clusterName; NULL when absent or empty */
 };
 
+#define TG_TPL_INLINE 2
+
 struct tg_workload {
     enum tg_kind kind;
     enum tg_op op;                       /* CREATE or UPDATE (what the rules judge) */
@@ -206,9 +217,12 @@ struct tg_workload {
      * TrainJob owns with a replicated job named launcher. Its launcher runs mpirun over ssh into
      * the node job's sshd pods (docs/references.md#ref-trainer-mpi-ssh). */
     bool trainer_mpi;
-    json_t *owned; /* JSON made by the decoder (TrainJob's node container and pod spec) */
-    struct tg_template *tpl;
+    json_t *owned;           /* JSON made by the decoder (TrainJob's node container and pod spec) */
+    struct tg_template *tpl; /* tpl_inline while ntpl <= TG_TPL_INLINE, then the heap */
     size_t ntpl;
+    /* The first templates live in the view itself: a template holds two paths, so an array of them
+     * on the heap is a large allocation, for which malloc first consolidates its free lists. */
+    struct tg_template tpl_inline[TG_TPL_INLINE];
     struct tg_mpi mpi;
     struct tg_vcjob vc;
     struct tg_podgroup pg;

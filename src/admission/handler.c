@@ -32,6 +32,7 @@ void tg_admission_handle(const struct tg_policy *policy, const struct tg_pipelin
     opts.mutate = mutating;
     opts.skip_validation = mutating;
     opts.offline = false;
+    opts.no_plan_view = true; /* the response carries no plan view */
     int rc = tg_review_parse(body, len, &out->review, err, sizeof(err));
     if (rc == -ENOMEM) {
         fail(out, 500, "out of memory decoding the review");

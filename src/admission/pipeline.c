@@ -281,6 +281,7 @@ static int evaluate(const struct tg_policy *policy, const struct tg_review *rv,
     ev.findings = findings;
     ev.notes = notes;
     ev.offline = opts->offline;
+    ev.no_plan_view = opts->no_plan_view;
     int rc = tg_workload_decode(&wl, kind, rv->op, obj, old, &ev);
     wl.req_kind = rv->kind;
     wl.req_version = rv->version;
@@ -335,10 +336,11 @@ static int ratchet(const struct tg_policy *policy, const struct tg_review *rv,
 /* The audit annotation `exempted`: the rule ids the object turned off, comma-separated. */
 static int record_exemptions(struct tg_result *res, const struct tg_exemption *ex, bool judge)
 {
-    char ids[TG_RULE_COUNT * 48] = "";
+    char ids[TG_RULE_COUNT * 48];
     size_t at = 0;
     if (!judge || !ex->n)
-        return 0; /* /mutate runs no rule: it neither uses nor counts exemptions */
+        return 0;  /* /mutate runs no rule: it neither uses nor counts exemptions */
+    ids[0] = '\0'; /* not the whole buffer: most objects exempt nothing */
     for (size_t i = 0; i < ex->n; i++) {
         const char *id = tg_rule_defs[ex->rules[i]].id;
         res->exempted[res->nexempted++] = id;

@@ -72,7 +72,11 @@ const char *tg_instance_family(const char *type, char *buf, size_t len)
 {
     const char *dot = strchr(type, '.');
     size_t n = dot ? (size_t)(dot - type) : strlen(type);
-    snprintf(buf, len, "%.*s", (int)n, type);
+    if (len) { /* cut to fit, as snprintf "%.*s" */
+        n = n < len - 1 ? n : len - 1;
+        memcpy(buf, type, n);
+        buf[n] = '\0';
+    }
     return buf;
 }
 

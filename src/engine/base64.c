@@ -10,12 +10,25 @@ static const char b64_alphabet[] =
 
 char *tg_base64_encode(const unsigned char *data, size_t len)
 {
-    size_t outlen = 4 * ((len + 2) / 3);
-    char *out = malloc(outlen + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
+    char *out = malloc(4 * ((len + 2) / 3) + 1);
+    if (out)
+        tg_base64_encode_to(out, data, len);
+    return out;
+}
+
+size_t tg_base64_encode_to(char *out, const unsigned char *data, size_t len)
+{
+    size_t o = 0, i = 0;
+    /* whole groups of three bytes, then the last one or two with padding */
+    for (; i + 3 <= len; i += 3) {
+        unsigned int v = (unsigned int)data[i] << 16 | (unsigned int)data[i + 1] << 8 | data[i + 2];
+        out[o] = b64_alphabet[v >> 18];
+        out[o + 1] = b64_alphabet[(v >> 12) & 63];
+        out[o + 2] = b64_alphabet[(v >> 6) & 63];
+        out[o + 3] = b64_alphabet[v & 63];
+        o += 4;
+    }
+    for (; i < len; i += 3) {
         unsigned int v = (unsigned int)data[i] << 16;
         if (i + 1 < len)
             v |= (unsigned int)data[i + 1] << 8;
@@ -27,7 +40,7 @@ char *tg_base64_encode(const unsigned char *data, size_t len)
         out[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
     }
     out[o] = '\0';
-    return out;
+    return o;
 }
 
 static int b64_value(char c)

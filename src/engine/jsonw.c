@@ -1,4 +1,5 @@
 /* jsonw.c -- growable buffer and compact JSON writer (see include/tg/jsonw.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,17 @@ void tg_buf_put(struct tg_buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
+char *tg_buf_tail(struct tg_buf *b, size_t n)
+{
+    return reserve(b, n) ? b->p + b->len : NULL;
+}
+
+void tg_buf_commit(struct tg_buf *b, size_t n)
+{
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
 void tg_buf_puts(struct tg_buf *b, const char *s)
 {
     tg_buf_put(b, s, strlen(s));
@@ -102,9 +114,50 @@ size_t tg_json_escape_byte(unsigned char c, char *out)
     return 2;
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Does the word hold a byte below 0x20, a quote or a backslash? (bytes of 0x80 and up are none
+ * of them: the high-bit mask leaves them out) */
+static bool word_needs_escape(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"'), bs = w ^ (ONES * '\\');
+    uint64_t hit = (w - ONES * 0x20) | (q - ONES) | (bs - ONES);
+    return (hit & ~w & HIGHS) != 0;
+}
+
+/* Does s[0..n) need no escape (no control byte, quote or backslash)? Eight bytes at a time. */
+static bool plain_string(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (word_needs_escape(w))
+            return false;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == '"' || c == '\\')
+            return false;
+    }
+    return true;
+}
+
 void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
 {
     size_t run = 0;
+    if (plain_string(s, n)) { /* nearly every string: quotes around one copy */
+        if (!reserve(b, n + 2))
+            return;
+        char *d = b->p + b->len;
+        d[0] = '"';
+        memcpy(d + 1, s, n);
+        d[n + 1] = '"';
+        d[n + 2] = '\0';
+        b->len += n + 2;
+        return;
+    }
     tg_buf_put(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];

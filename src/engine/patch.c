@@ -33,9 +33,20 @@ int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
 {
     if (!value)
         return -ENOMEM;
-    json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", ptr, "value", value);
-    if (!op)
+    /* {"op": "add", "path": ptr, "value": value}, members in that order (what json_pack built,
+     * without parsing its format on every op); value is stolen, also on failure. The constant
+     * keys and "add" are ASCII: no UTF-8 check for them. */
+    json_t *op = json_object();
+    if (!op || json_object_set_new_nocheck(op, "op", json_stringn_nocheck("add", 3)) ||
+        json_object_set_new_nocheck(op, "path", json_string(ptr))) {
+        json_decref(op);
+        json_decref(value);
         return -ENOMEM;
+    }
+    if (json_object_set_new_nocheck(op, "value", value)) {
+        json_decref(op);
+        return -ENOMEM;
+    }
     return json_array_append_new(p->ops, op) ? -ENOMEM : 0;
 }
 
@@ -52,7 +63,13 @@ int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent
         rc = -EINVAL;
         goto out;
     }
-    snprintf(ptr, sizeof(ptr), "%s", parent_ptr);
+    size_t plen = strlen(parent_ptr);
+    if (plen >= sizeof(ptr)) { /* cut as snprintf did; the append below then fails */
+        memcpy(ptr, parent_ptr, sizeof(ptr) - 1);
+        ptr[sizeof(ptr) - 1] = '\0';
+    } else {
+        memcpy(ptr, parent_ptr, plen + 1);
+    }
     if ((rc = tg_ptr_append(ptr, sizeof(ptr), key)) < 0)
         goto out;
     json_t *cur = json_object_get(parent, key);
@@ -80,15 +97,26 @@ out:
 char *tg_patch_base64(const struct tg_patch *p)
 {
     struct tg_buf b;
+    tg_buf_init(&b);
+    if (tg_patch_base64_to(p, &b) < 0) {
+        tg_buf_release(&b);
+        return NULL;
+    }
+    return tg_buf_steal(&b, NULL);
+}
+
+int tg_patch_base64_to(const struct tg_patch *p, struct tg_buf *out)
+{
+    struct tg_buf b;
     size_t len;
     tg_buf_init(&b);
     tg_buf_json(&b, p->ops);
     char *text = tg_buf_steal(&b, &len);
-    if (!text)
-        return NULL;
-    char *b64 = tg_base64_encode((const unsigned char *)text, len);
+    char *at = text ? tg_buf_tail(out, 4 * ((len + 2) / 3)) : NULL;
+    if (at)
+        tg_buf_commit(out, tg_base64_encode_to(at, (const unsigned char *)text, len));
     free(text);
-    return b64;
+    return at ? 0 : -ENOMEM;
 }
 
 /* ---- apply ------------------------------------------------------------------------------- */

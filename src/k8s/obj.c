@@ -45,6 +45,11 @@ static json_t *member(struct tg_eval *ev, json_t *parent, const struct tg_path *
     return NULL;
 }
 
+bool tg_wrong_type(const json_t *v, json_type want)
+{
+    return v && !json_is_null(v) && json_typeof(v) != want;
+}
+
 json_t *tg_get_object(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
                       const char *key)
 {

@@ -25,6 +25,12 @@ void tg_container_res(json_t *container, const char *name, struct tg_res *out)
     out->request = json_is_object(requests) ? json_object_get(requests, name) : NULL;
 }
 
+void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
+{
+    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
+    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
+}
+
 /* Nearly every count is a short string of digits ("32"): read at once, that is the integer the
  * quantity grammar gives for it (tests/unit: pod suite, against the grammar). false for anything
  * else, which takes the general parser. */
@@ -72,10 +78,59 @@ int tg_container_count(json_t *container, const char *name, long long *count)
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
+/* The devices whose counts a decoded container keeps (struct tg_container dev_rc, dev_n). */
+static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON};
+
+/* The index of name in devices, or -1. */
+static int device_index(const char *name)
+{
+    for (int i = 0; i < 3; i++) {
+        if (name == devices[i] || (name[0] == devices[i][0] && !strcmp(name, devices[i])))
+            return i;
+    }
+    return -1;
+}
+
+static int ctr_count_read(const struct tg_container *c, const char *name, long long *count)
+{
+    /* the limit when present, else the request: the request is looked up only then */
+    json_t *v = c->limits ? json_object_get(c->limits, name) : NULL;
+    if (!v && c->requests)
+        v = json_object_get(c->requests, name);
+    if (!v)
+        return 0;
+    return count_of(v, count) < 0 ? -1 : 1;
+}
+
+void tg_ctr_count_devices(struct tg_container *c)
+{
+    for (int i = 0; i < 3; i++) {
+        c->dev_n[i] = 0;
+        c->dev_rc[i] = (signed char)ctr_count_read(c, devices[i], &c->dev_n[i]);
+    }
+}
+
+int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
+{
+    int i = device_index(name);
+    if (i < 0)
+        return ctr_count_read(c, name, count);
+    if (c->dev_rc[i] == 1)
+        *count = c->dev_n[i];
+    return c->dev_rc[i];
+}
+
 bool tg_container_requests_efa(json_t *container)
 {
     long long n = 0;
     int rc = tg_container_count(container, TG_RES_EFA, &n);
+    return rc < 0 || (rc == 1 && n > 0);
+}
+
+bool tg_ctr_requests_efa(const struct tg_container *c)
+{
+    long long n = 0;
+    int rc = tg_ctr_count(c, TG_RES_EFA, &n);
     return rc < 0 || (rc == 1 && n > 0);
 }
 
@@ -84,8 +139,7 @@ bool tg_template_uses_claims(const struct tg_template *t)
     if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
         return true;
     for (size_t i = 0; i < t->ncontainers; i++) {
-        json_t *res = json_object_get(t->containers[i].c, "resources");
-        if (json_array_size(json_object_get(res, "claims")) > 0)
+        if (t->containers[i].claims)
             return true;
     }
     return false;
@@ -94,7 +148,7 @@ bool tg_template_uses_claims(const struct tg_template *t)
 bool tg_template_requests_efa(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
-        if (tg_container_requests_efa(t->containers[i].c))
+        if (tg_ctr_requests_efa(&t->containers[i]))
             return true;
     }
     return false;
@@ -114,7 +168,7 @@ static bool template_sum(const struct tg_template *t, const char *name, long lon
     *bad = false;
     for (size_t i = 0; i < t->ncontainers; i++) {
         const struct tg_container *c = &t->containers[i];
-        int rc = tg_container_count(c->c, name, &n);
+        int rc = tg_ctr_count(c, name, &n);
         if (rc < 0) {
             seen = *bad = true;
             continue;
@@ -272,15 +326,65 @@ static int pin_and(struct tg_label_pin *dst, const struct tg_label_pin *src)
     return 0;
 }
 
-int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
-                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+/* The node-label readers below run in two modes. Paths on: wrong JSON types are reported on ev
+ * through the typed getters, at paths built as the reader descends. Paths off: nothing is built
+ * or reported, a member of the wrong type reads as absent (as the getters return it) and sets
+ * bad. A reader first runs with paths off; only when that met a wrong type and ev wants reports
+ * does it run again with paths on, so the well-typed spec never pays for its paths. */
+struct pin_ctx {
+    struct tg_eval *ev;
+    bool paths;
+    bool bad;
+};
+
+/* tg_get_object/array/string with the paths of x. */
+static json_t *pin_get(struct pin_ctx *x, json_t *parent, const struct tg_path *path,
+                       const char *key, json_type want)
 {
-    struct tg_path np;
+    if (x->paths) /* strings take pin_get_string */
+        return want == JSON_OBJECT ? tg_get_object(x->ev, parent, path, key)
+                                   : tg_get_array(x->ev, parent, path, key);
+    if (!json_is_object(parent))
+        return NULL;
+    json_t *v = json_object_get(parent, key);
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_typeof(v) == want)
+        return v;
+    x->bad = true;
+    return NULL;
+}
+
+static const char *pin_get_string(struct pin_ctx *x, json_t *parent, const struct tg_path *path,
+                                  const char *key)
+{
+    if (x->paths)
+        return tg_get_string(x->ev, parent, path, key);
+    return json_string_value(pin_get(x, parent, path, key, JSON_STRING));
+}
+
+/* dst = src + key, in paths-on mode only. */
+static void pin_path_key(const struct pin_ctx *x, struct tg_path *dst, const struct tg_path *src,
+                         const char *key)
+{
+    if (x->paths)
+        tg_path_key(dst, src, key);
+}
+
+static void pin_path_index(const struct pin_ctx *x, struct tg_path *dst, const struct tg_path *src,
+                           size_t i)
+{
+    if (x->paths)
+        tg_path_index(dst, src, i);
+}
+
+/* The pin of keys in the nodeSelector object ns (NULL: none), written at np (paths on only). */
+static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
     tg_label_pin_init(out);
-    json_t *ns = tg_get_object(ev, spec, spec_path, "nodeSelector");
-    tg_path_key(&np, spec_path, "nodeSelector");
     for (size_t i = 0; i < nkeys; i++) {
-        const char *v = tg_get_string(ev, ns, &np, keys[i]);
+        const char *v = pin_get_string(x, ns, np, keys[i]);
         if (!v)
             continue;
         out->mentioned = true;
@@ -295,32 +399,53 @@ int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path 
     return 0;
 }
 
+static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct tg_path np;
+    json_t *ns = pin_get(x, spec, spec_path, "nodeSelector", JSON_OBJECT);
+    pin_path_key(x, &np, spec_path, "nodeSelector");
+    return selector_keys_in(x, ns, &np, keys, nkeys, out);
+}
+
+int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct pin_ctx x = {ev, false, false};
+    int rc = node_selector_in(&x, spec, spec_path, keys, nkeys, out);
+    if (rc < 0 || !x.bad || !ev)
+        return rc;
+    tg_label_pin_release(out);
+    x.paths = true;
+    return node_selector_in(&x, spec, spec_path, keys, nkeys, out);
+}
+
 /* The values one nodeSelectorTerm allows (open when it has no In on the keys). */
-static int term_pin(struct tg_eval *ev, json_t *term, const struct tg_path *tp,
+static int term_pin(struct pin_ctx *x, json_t *term, const struct tg_path *tp,
                     const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
     struct tg_path ep, xp;
     size_t i;
     json_t *e;
-    json_t *exprs = tg_get_array(ev, term, tp, "matchExpressions");
-    json_t *fields = tg_get_array(ev, term, tp, "matchFields");
+    json_t *exprs = pin_get(x, term, tp, "matchExpressions", JSON_ARRAY);
+    json_t *fields = pin_get(x, term, tp, "matchFields", JSON_ARRAY);
     tg_label_pin_init(out);
     if (json_array_size(exprs) == 0 && json_array_size(fields) == 0) {
         /* "A null or empty node selector term matches no objects" (core/v1 types.go). */
         out->finite = true;
         return 0;
     }
-    tg_path_key(&ep, tp, "matchExpressions");
+    pin_path_key(x, &ep, tp, "matchExpressions");
     json_array_foreach (exprs, i, e) {
-        tg_path_index(&xp, &ep, i);
+        pin_path_index(x, &xp, &ep, i);
         if (!json_is_object(e))
             continue;
-        const char *key = tg_get_string(ev, e, &xp, "key");
+        const char *key = pin_get_string(x, e, &xp, "key");
         if (!key || !key_in(key, keys, nkeys))
             continue;
         out->mentioned = true;
-        const char *op = tg_get_string(ev, e, &xp, "operator");
-        json_t *vals = tg_get_array(ev, e, &xp, "values");
+        const char *op = pin_get_string(x, e, &xp, "operator");
+        json_t *vals = pin_get(x, e, &xp, "values", JSON_ARRAY);
         if (op && !strcmp(op, "In")) {
             if (pin_in(out, vals) < 0)
                 return -ENOMEM;
@@ -331,8 +456,8 @@ static int term_pin(struct tg_eval *ev, json_t *term, const struct tg_path *tp,
     return 0;
 }
 
-int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
-                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+static int node_affinity_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
     struct tg_path p, tp;
     struct tg_label_pin term;
@@ -341,25 +466,28 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
     int rc = 0;
     tg_label_pin_init(out);
     tg_label_pin_init(&term);
-    json_t *aff = tg_get_object(ev, spec, spec_path, "affinity");
-    tg_path_key(&p, spec_path, "affinity");
-    json_t *na = tg_get_object(ev, aff, &p, "nodeAffinity");
-    tg_path_key(&p, &p, "nodeAffinity");
-    json_t *req = tg_get_object(ev, na, &p, "requiredDuringSchedulingIgnoredDuringExecution");
-    tg_path_key(&p, &p, "requiredDuringSchedulingIgnoredDuringExecution");
-    json_t *terms = tg_get_array(ev, req, &p, "nodeSelectorTerms");
-    tg_path_key(&p, &p, "nodeSelectorTerms");
+    json_t *aff = pin_get(x, spec, spec_path, "affinity", JSON_OBJECT);
+    pin_path_key(x, &p, spec_path, "affinity");
+    json_t *na = pin_get(x, aff, &p, "nodeAffinity", JSON_OBJECT);
+    pin_path_key(x, &p, &p, "nodeAffinity");
+    json_t *req = pin_get(x, na, &p, "requiredDuringSchedulingIgnoredDuringExecution", JSON_OBJECT);
+    pin_path_key(x, &p, &p, "requiredDuringSchedulingIgnoredDuringExecution");
+    json_t *terms = pin_get(x, req, &p, "nodeSelectorTerms", JSON_ARRAY);
+    pin_path_key(x, &p, &p, "nodeSelectorTerms");
     bool open = json_array_size(terms) == 0;
     json_array_foreach (terms, i, t) {
-        tg_path_index(&tp, &p, i);
+        pin_path_index(x, &tp, &p, i);
         if (!json_is_object(t)) {
-            if (ev && !json_is_null(t))
-                tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, tp.field,
-                          "must be a node selector term");
+            if (x->ev && !json_is_null(t)) {
+                if (x->paths)
+                    tg_report(x->ev, TG_RULE_OBJECT_INVALID_FIELD, tp.field,
+                              "must be a node selector term");
+                x->bad = true;
+            }
             open = true; /* unusable: do not claim that no node matches */
             continue;
         }
-        if ((rc = term_pin(ev, t, &tp, keys, nkeys, &term)) < 0)
+        if ((rc = term_pin(x, t, &tp, keys, nkeys, &term)) < 0)
             goto out;
         out->mentioned |= term.mentioned;
         if (!term.finite)
@@ -376,6 +504,18 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
 out:
     tg_label_pin_release(&term);
     return rc;
+}
+
+int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    struct pin_ctx x = {ev, false, false};
+    int rc = node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
+    if (rc < 0 || !x.bad || !ev)
+        return rc;
+    tg_label_pin_release(out);
+    x.paths = true;
+    return node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
 }
 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
@@ -430,8 +570,8 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
         out->finite = true;
         for (size_t i = 0; i < p->type.n; i++) {
             const char *v = p->type.values[i];
-            tg_instance_family(v, fam, sizeof(fam));
-            if ((p->family.finite && !tg_label_pin_has(&p->family, fam)) ||
+            if ((p->family.finite &&
+                 !tg_label_pin_has(&p->family, tg_instance_family(v, fam, sizeof(fam)))) ||
                 (p->size.finite && !tg_label_pin_has(&p->size, tg_instance_size(v))))
                 continue;
             if (pin_add(out, v) < 0)
@@ -466,7 +606,7 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
 {
     struct type_pins sel, term;
     struct tg_label_pin cand, aff;
-    struct tg_path p, tp;
+    struct pin_ctx quiet = {NULL, false, false}; /* the terms: reported by the per-key reader */
     size_t i;
     json_t *tm;
     int rc;
@@ -474,36 +614,46 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     memset(&term, 0, sizeof(term));
     tg_label_pin_init(&aff);
     tg_label_pin_init(out);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                   tg_instance_type_label_count, &sel.type)) < 0 ||
-        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) < 0 ||
-        (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0 ||
-        (rc = pins_types(&sel, table, ntable, fit, out)) < 0)
+    /* nodeSelector is read once for the three labels; a wrong type met there is reported by
+     * reading it again per label, as tg_pin_node_selector does */
+    struct pin_ctx x = {ev, false, false};
+    json_t *ns = pin_get(&x, t->spec, &t->spec_path, "nodeSelector", JSON_OBJECT);
+    if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
+                               &sel.type)) < 0 ||
+        (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
+        (rc = selector_keys_in(&x, ns, NULL, size_keys, 1, &sel.size)) < 0)
+        goto out;
+    if (x.bad && ev) {
+        type_pins_release(&sel);
+        if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                                       tg_instance_type_label_count, &sel.type)) < 0 ||
+            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) <
+                0 ||
+            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0)
+            goto out;
+    }
+    if ((rc = pins_types(&sel, table, ntable, fit, out)) < 0)
         goto out;
     /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
-     * per-key reader too, which reports wrong JSON types in the terms (on ev). */
-    if ((rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                   tg_instance_type_label_count, &aff)) < 0)
+     * per-key reader too, which reports wrong JSON types in the terms (on ev; without ev it
+     * would only read them). */
+    if (ev && (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, tg_instance_type_labels,
+                                         tg_instance_type_label_count, &aff)) < 0)
         goto out;
     tg_label_pin_release(&aff);
     json_t *aff_obj = json_object_get(json_object_get(t->spec, "affinity"), "nodeAffinity");
     json_t *req = json_object_get(aff_obj, "requiredDuringSchedulingIgnoredDuringExecution");
     json_t *terms = json_object_get(req, "nodeSelectorTerms");
-    tg_path_key(&p, &t->spec_path, "affinity");
-    tg_path_key(&p, &p, "nodeAffinity");
-    tg_path_key(&p, &p, "requiredDuringSchedulingIgnoredDuringExecution");
-    tg_path_key(&p, &p, "nodeSelectorTerms");
     bool open = !json_is_array(terms) || json_array_size(terms) == 0;
     json_array_foreach (terms, i, tm) {
         if (!json_is_object(tm)) {
             open = true;
             continue;
         }
-        tg_path_index(&tp, &p, i);
-        if ((rc = term_pin(NULL, tm, &tp, tg_instance_type_labels, tg_instance_type_label_count,
+        if ((rc = term_pin(&quiet, tm, NULL, tg_instance_type_labels, tg_instance_type_label_count,
                            &term.type)) < 0 ||
-            (rc = term_pin(NULL, tm, &tp, family_keys, 1, &term.family)) < 0 ||
-            (rc = term_pin(NULL, tm, &tp, size_keys, 1, &term.size)) < 0 ||
+            (rc = term_pin(&quiet, tm, NULL, family_keys, 1, &term.family)) < 0 ||
+            (rc = term_pin(&quiet, tm, NULL, size_keys, 1, &term.size)) < 0 ||
             (rc = pins_types(&term, table, ntable, fit, &cand)) < 0)
             goto out;
         aff.mentioned |= cand.mentioned;

@@ -24,34 +24,67 @@
 #define NANO 1000000000LL
 /* 1e20 in nano units: the exclusive bound of what we represent. */
 #define LIMIT_DIGITS 29
+#define LIMIT ((__int128)10000000000LL * 10000000000LL * 1000000000LL) /* 10^LIMIT_DIGITS */
 
-struct suffix {
-    const char *s;
-    int e10; /* decimal exponent */
-    int b2;  /* binary exponent */
-};
-
-static const struct suffix suffixes[] = {
-    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"", 0, 0},    {"k", 3, 0},   {"M", 6, 0},
-    {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
-    {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
-};
+/* The named suffixes: "" (none); decimal n u m k M G T P E (10^-9 .. 10^18); binary Ki Mi Gi Ti
+ * Pi Ei (2^10 .. 2^60). Sets the decimal exponent and binary shift of s when it is one of them
+ * (by length and first byte: this runs for every quantity read). */
+static bool named_suffix(const char *s, long long *e10, int *b2)
+{
+    static const char binary[] = "KMGTPE";
+    *e10 = 0;
+    *b2 = 0;
+    if (s[0] == '\0')
+        return true;
+    if (s[1] == '\0') {
+        switch (s[0]) {
+        case 'n':
+            *e10 = -9;
+            return true;
+        case 'u':
+            *e10 = -6;
+            return true;
+        case 'm':
+            *e10 = -3;
+            return true;
+        case 'k':
+            *e10 = 3;
+            return true;
+        case 'M':
+            *e10 = 6;
+            return true;
+        case 'G':
+            *e10 = 9;
+            return true;
+        case 'T':
+            *e10 = 12;
+            return true;
+        case 'P':
+            *e10 = 15;
+            return true;
+        case 'E':
+            *e10 = 18;
+            return true;
+        default:
+            return false;
+        }
+    }
+    const char *b = s[1] == 'i' && s[2] == '\0' ? strchr(binary, s[0]) : NULL;
+    if (!b || !*b)
+        return false;
+    *b2 = 10 * (int)(b - binary + 1);
+    return true;
+}
 
 /* Suffix text -> decimal exponent and binary shift. Exponent form: e/E, optional sign, digits. */
 static int parse_suffix(const char *s, long long *e10, int *b2)
 {
-    size_t i;
     const char *p;
     long long v = 0;
     bool neg = false;
 
-    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        if (strcmp(s, suffixes[i].s) == 0) {
-            *e10 = suffixes[i].e10;
-            *b2 = suffixes[i].b2;
-            return 0;
-        }
-    }
+    if (named_suffix(s, e10, b2))
+        return 0;
     if (s[0] != 'e' && s[0] != 'E')
         return -EINVAL;
     p = s + 1;
@@ -103,7 +136,7 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
     bool neg = false, nonzero_rest = false;
     long long e10, k;
     int b2, rc = 0;
-    unsigned char *d;
+    unsigned char *d, small[96];
     __int128 v = 0;
 
     if (!s || !q)
@@ -123,7 +156,8 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
     if (nint + nfrac == 0 || parse_suffix(p, &e10, &b2) < 0)
         return -EINVAL;
 
-    d = malloc(nint + nfrac + 20);
+    /* the digits, with room for 19 more from the binary shift; a real quantity fits small */
+    d = nint + nfrac + 20 <= sizeof(small) ? small : malloc(nint + nfrac + 20);
     if (!d)
         return -ENOMEM;
     for (size_t i = 0; i < nint; i++)
@@ -157,16 +191,11 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
         if (nonzero_rest)
             v += 1; /* round away from zero, like inf.RoundUp */
     }
-    {
-        __int128 limit = 1;
-
-        for (int i = 0; i < LIMIT_DIGITS; i++)
-            limit *= 10;
-        if (v >= limit)
-            rc = -ERANGE;
-    }
+    if (v >= LIMIT)
+        rc = -ERANGE;
 out:
-    free(d);
+    if (d != small)
+        free(d);
     if (rc == 0)
         q->nano = neg ? -v : v;
     return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tg/obj.h"
+#include "tg/pod.h"
 #include "tg/workload.h"
 #include "tg/workload_jobs.h"
 #include "tg/workload_trainer.h"
@@ -23,7 +24,18 @@
 
 struct tg_template *tg_workload_add_template(struct tg_workload *wl)
 {
-    struct tg_template *v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
+    struct tg_template *v;
+    if (!wl->tpl && wl->ntpl == 0)
+        wl->tpl = wl->tpl_inline;
+    if (wl->tpl == wl->tpl_inline && wl->ntpl < TG_TPL_INLINE) {
+        v = wl->tpl_inline;
+    } else if (wl->tpl == wl->tpl_inline) { /* the inline ones move to the heap */
+        v = malloc((wl->ntpl + 1) * sizeof(*v));
+        if (v)
+            memcpy(v, wl->tpl_inline, wl->ntpl * sizeof(*v));
+    } else {
+        v = realloc(wl->tpl, (wl->ntpl + 1) * sizeof(*v));
+    }
     if (!v)
         return NULL;
     wl->tpl = v;
@@ -46,8 +58,24 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->path = *path;
     k->init = init;
     k->resources_key = "resources";
-    const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
-    k->sidecar = init && rp && !strcmp(rp, "Always");
+    /* limits, requests and claims in one walk over resources (a few members), not three lookups */
+    json_t *res = json_object_get(c, "resources"), *limits = NULL, *requests = NULL, *claims = NULL;
+    const char *key;
+    json_t *m;
+    json_object_foreach (res, key, m) { /* nothing when res is not an object */
+        if (!strcmp(key, "limits"))
+            limits = m;
+        else if (!strcmp(key, "requests"))
+            requests = m;
+        else if (!strcmp(key, "claims"))
+            claims = m;
+    }
+    k->limits = json_is_object(limits) ? limits : NULL;
+    k->requests = json_is_object(requests) ? requests : NULL;
+    k->claims = json_array_size(claims) > 0;
+    tg_ctr_count_devices(k);
+    const char *rp = init ? json_string_value(json_object_get(c, "restartPolicy")) : NULL;
+    k->sidecar = rp && !strcmp(rp, "Always");
     const char *name = json_string_value(json_object_get(c, "name"));
     k->name = name ? name : fallback_name;
     return 0;
@@ -61,6 +89,8 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
         struct tg_path lp, cp;
         size_t i;
         json_t *c;
+        if (json_array_size(arr) == 0)
+            continue; /* nothing to add: no path to build */
         tg_path_key(&lp, &t->spec_path, lists[l]);
         json_array_foreach (arr, i, c) {
             tg_path_index(&cp, &lp, i);
@@ -639,17 +669,33 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->api_version = av ? av : "";
     wl->kind_name = kn ? kn : "";
     json_t *meta = tg_get_object(ev, obj, &root, "metadata");
-    tg_path_key(&mp, &root, "metadata");
-    const char *name = tg_get_string(ev, meta, &mp, "name");
-    const char *ns = tg_get_string(ev, meta, &mp, "namespace");
+    json_t *rname = json_object_get(meta, "name"), *rns = json_object_get(meta, "namespace");
+    json_t *rann = json_object_get(meta, "annotations"), *rlab = json_object_get(meta, "labels");
+    json_t *rown = json_object_get(meta, "ownerReferences");
+    const char *name = json_string_value(rname), *ns = json_string_value(rns);
+    wl->annotations = json_is_object(rann) ? rann : NULL;
+    wl->labels = json_is_object(rlab) ? rlab : NULL;
+    json_t *owners = json_is_array(rown) ? rown : NULL;
+    if (tg_wrong_type(rname, JSON_STRING) || tg_wrong_type(rns, JSON_STRING) ||
+        tg_wrong_type(rann, JSON_OBJECT) || tg_wrong_type(rlab, JSON_OBJECT) ||
+        tg_wrong_type(rown, JSON_ARRAY)) {
+        /* read again through the getters, which report at the metadata path */
+        tg_path_key(&mp, &root, "metadata");
+        name = tg_get_string(ev, meta, &mp, "name");
+        ns = tg_get_string(ev, meta, &mp, "namespace");
+        wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
+        wl->labels = tg_get_object(ev, meta, &mp, "labels");
+        owners = tg_get_array(ev, meta, &mp, "ownerReferences");
+    }
     wl->name = name ? name : "";
     wl->namespace = ns ? ns : "";
-    wl->annotations = tg_get_object(ev, meta, &mp, "annotations");
-    wl->labels = tg_get_object(ev, meta, &mp, "labels");
-    json_t *owners = tg_get_array(ev, meta, &mp, "ownerReferences");
     wl->has_owner = json_array_size(owners) > 0;
     wl->judged_owner = judged_owner(owners, wl->labels);
-    tg_path_key(&sp, &root, "spec");
+    /* a Pod's decoder reads its spec itself, with its own path */
+    if (kind == TG_KIND_POD)
+        tg_path_root(&sp);
+    else
+        tg_path_key(&sp, &root, "spec");
     json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
     queue_state(wl, spec);
@@ -666,7 +712,8 @@ void tg_workload_release(struct tg_workload *wl)
         free(wl->tpl[i].containers);
         json_decref(wl->tpl[i].operator_env);
     }
-    free(wl->tpl);
+    if (wl->tpl != wl->tpl_inline)
+        free(wl->tpl);
     json_decref(wl->owned);
     wl->tpl = NULL;
     wl->ntpl = 0;

@@ -101,8 +101,14 @@ static int items_add(json_t *items, const char *name, const char *value)
 {
     if (items_have(items, name))
         return 0;
-    json_t *it = json_pack("{s:s, s:s}", "name", name, "value", value ? value : "");
-    return !it || json_array_append_new(items, it) ? -ENOMEM : 0;
+    /* {"name": name, "value": value}, in that order (constant ASCII keys: no UTF-8 check) */
+    json_t *it = json_object();
+    if (!it || json_object_set_new_nocheck(it, "name", json_string(name)) ||
+        json_object_set_new_nocheck(it, "value", json_string(value ? value : ""))) {
+        json_decref(it);
+        return -ENOMEM;
+    }
+    return json_array_append_new(items, it) ? -ENOMEM : 0;
 }
 
 /* ---- which defaults apply to a template -------------------------------------------------- */
@@ -164,14 +170,32 @@ static int defaults_for(struct tg_eval *ev, const struct tg_template *t, json_t 
 }
 
 /* items without the names container c already defines (the user's value wins). New array. */
+#define MISSING_MAX 32
+
 static json_t *missing_in(json_t *items, json_t *c)
 {
     json_t *out = json_array();
-    size_t i;
-    json_t *it;
+    size_t i, k, n = json_array_size(items);
+    json_t *it, *e;
+    const char *names[MISSING_MAX];
+    bool defined[MISSING_MAX];
+    json_t *env = json_object_get(c, "env");
+    /* up to MISSING_MAX items: one pass over the container's env marks the names it defines
+     * (the same answer as env_defined per item, which walks the env once for each) */
+    for (k = 0; k < n && n <= MISSING_MAX; k++) {
+        names[k] = json_string_value(json_object_get(json_array_get(items, k), "name"));
+        defined[k] = false;
+    }
+    json_array_foreach (n <= MISSING_MAX && json_is_array(env) ? env : NULL, i, e) {
+        const char *en = json_string_value(json_object_get(e, "name"));
+        for (k = 0; en && k < n; k++)
+            defined[k] = defined[k] || !strcmp(en, names[k]);
+    }
     json_array_foreach (items, i, it) {
-        if (out && !env_defined(c, json_string_value(json_object_get(it, "name"))) &&
-            json_array_append(out, it)) {
+        bool have = n <= MISSING_MAX
+                        ? defined[i]
+                        : env_defined(c, json_string_value(json_object_get(it, "name")));
+        if (out && !have && json_array_append(out, it)) {
             json_decref(out);
             return NULL;
         }
@@ -582,7 +606,7 @@ static int inject_own(struct tg_eval *ev, const struct tg_template *t)
     int rc = 0;
     for (size_t i = 0; i < t->ncontainers && rc == 0; i++) {
         const struct tg_container *k = &t->containers[i];
-        if (!tg_container_requests_efa(k->c))
+        if (!tg_ctr_requests_efa(k))
             continue;
         if (!items) {
             if (!(items = json_array()) || defaults_for(ev, t, items) < 0) {

@@ -109,6 +109,14 @@ bool tg_policy_allows_exceptions(const struct tg_policy *p, const char *ns)
 
 void tg_policy_effective_actions(const struct tg_policy *p, enum tg_action *out)
 {
+    if (!p->rules_version) { /* the usual policy: its actions as they are, defaults after them */
+        size_t n = p->nactions < TG_RULE_COUNT ? p->nactions : TG_RULE_COUNT;
+        if (n)
+            memcpy(out, p->actions, n * sizeof(*out));
+        for (size_t i = n; i < TG_RULE_COUNT; i++)
+            out[i] = tg_rule_defs[i].default_action;
+        return;
+    }
     for (size_t i = 0; i < TG_RULE_COUNT; i++) {
         enum tg_action a = i < p->nactions ? p->actions[i] : tg_rule_defs[i].default_action;
         if (p->rules_version && a > TG_ACTION_WARN &&
@@ -128,7 +136,8 @@ enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index)
 const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const char *name)
 {
     for (size_t i = 0; i < p->ninstances; i++) {
-        if (!strcmp(p->instances[i].name, name))
+        /* the first byte tells most names apart without a call */
+        if (p->instances[i].name[0] == name[0] && !strcmp(p->instances[i].name, name))
             return &p->instances[i];
     }
     return NULL;

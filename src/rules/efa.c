@@ -80,13 +80,14 @@ static void res_field(const struct tg_container *c, const char *list, const char
 /* Reports an unusable value v of resource name, written in list ("limits", "requests") of
  * container c; returns true when v is usable. The field path is built only for a finding. */
 static bool check_value(struct tg_eval *ev, const char *name, const json_t *v,
-                        const struct tg_container *c, const char *list)
+                        const struct tg_container *c, const char *list, struct tg_quantity *qout)
 {
-    struct tg_quantity q;
+    struct tg_quantity q = {0};
     struct tg_path p;
     char txt[VALUE_TEXT_MAX];
     bool efa = !strcmp(name, TG_RES_EFA);
     bool ok = tg_quantity_from_json(v, &q) == 0;
+    *qout = q;
     if (efa && (!ok || !tg_quantity_is_integer(&q) || tg_quantity_is_negative(&q))) {
         res_field(c, list, name, &p);
         tg_report(ev, TG_RULE_EFA_INVALID_QUANTITY, p.field,
@@ -113,9 +114,10 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     struct tg_path rp;
     struct tg_quantity lq, rq;
     char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
-    tg_container_res(c->c, name, &r);
-    bool lok = r.limit && check_value(ev, name, r.limit, c, "limits");
-    bool rok = r.request && check_value(ev, name, r.request, c, "requests");
+    tg_ctr_res(c, name, &r);
+    /* a usable value's quantity comes back parsed, for the comparison below */
+    bool lok = r.limit && check_value(ev, name, r.limit, c, "limits", &lq);
+    bool rok = r.request && check_value(ev, name, r.request, c, "requests", &rq);
     if (!r.request || !rok)
         return;
     if (!r.limit) {
@@ -131,8 +133,6 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     }
     if (!lok)
         return;
-    tg_quantity_from_json(r.limit, &lq);
-    tg_quantity_from_json(r.request, &rq);
     if (tg_quantity_cmp(&lq, &rq) != 0) {
         res_field(c, "requests", name, &rp);
         tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
@@ -148,7 +148,7 @@ static void hugepage_names(json_t *map, const char **names, size_t *n, size_t ca
     const char *key;
     json_t *v;
     json_object_foreach (map, key, v) {
-        if (strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
+        if (key[0] != 'h' || strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
             continue;
         bool dup = false;
         for (size_t i = 0; i < *n; i++)
@@ -165,10 +165,16 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     const char *names[8];
     size_t n = 0;
     json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
-    tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
-    json_t *limits = tg_get_object(ev, res, &rp, "limits");
-    json_t *requests = tg_get_object(ev, res, &rp, "requests");
     json_t *lraw = json_object_get(res, "limits");
+    json_t *rraw = json_object_get(res, "requests");
+    json_t *limits = json_is_object(lraw) ? lraw : NULL;
+    json_t *requests = json_is_object(rraw) ? rraw : NULL;
+    if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {
+        /* the path is built only to report the wrong type, as the getters do */
+        tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
+        limits = tg_get_object(ev, res, &rp, "limits");
+        requests = tg_get_object(ev, res, &rp, "requests");
+    }
     bool limits_usable = !lraw || json_is_null(lraw) || json_is_object(lraw);
     names[n++] = TG_RES_EFA;
     hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
@@ -183,9 +189,9 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path lp;
     long long n = 0;
-    if (!tg_container_requests_efa(c->c))
+    if (!tg_ctr_requests_efa(c))
         return;
-    int rc = tg_container_count(c->c, TG_RES_HUGEPAGES_2MI, &n);
+    int rc = tg_ctr_count(c, TG_RES_HUGEPAGES_2MI, &n);
     if (rc < 0 || (rc == 1 && n > 0))
         return;
     res_field(c, "limits", NULL, &lp);
@@ -268,15 +274,24 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     size_t i;
     json_t *v;
     json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
+    if (json_array_size(vols) == 0)
+        return;
     tg_path_key(&vp, &t->spec_path, "volumes");
     json_array_foreach (vols, i, v) {
-        tg_path_index(&ip, &vp, i);
         if (!json_is_object(v))
             continue;
-        json_t *host = tg_get_object(ev, v, &ip, "hostPath");
-        tg_path_key(&hp, &ip, "hostPath");
-        const char *path = tg_get_string(ev, host, &hp, "path");
+        json_t *host = json_object_get(v, "hostPath");
+        json_t *pv = json_is_object(host) ? json_object_get(host, "path") : NULL;
+        const char *path = json_string_value(pv);
         const char *name = json_string_value(json_object_get(v, "name"));
+        bool bad = tg_wrong_type(host, JSON_OBJECT) || tg_wrong_type(pv, JSON_STRING);
+        if (!bad && (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name)))
+            continue;
+        /* a wrong type to report, or a finding: read again through the getters, with paths */
+        tg_path_index(&ip, &vp, i);
+        host = tg_get_object(ev, v, &ip, "hostPath");
+        tg_path_key(&hp, &ip, "hostPath");
+        path = tg_get_string(ev, host, &hp, "path");
         if (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name))
             continue;
         char txt[VALUE_TEXT_MAX];
@@ -291,20 +306,49 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
 
 /* ---- instance fit: efa.exceeds-instance, efa.below-instance -------------------------------- */
 
-/* The field of the first container's usable EFA count (limit, else request); a value that is not
+/* The first container with a usable EFA count (limit, else request), or NULL; a value that is not
  * a count has its own finding (efa.invalid-quantity) and is skipped. */
-static bool efa_field(const struct tg_template *t, struct tg_path *out)
+static const struct tg_container *efa_container(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
-        struct tg_res r;
         long long n;
-        tg_container_res(t->containers[i].c, TG_RES_EFA, &r);
-        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1) {
-            res_field(&t->containers[i], r.limit ? "limits" : "requests", TG_RES_EFA, out);
-            return true;
-        }
+        if (tg_ctr_count(&t->containers[i], TG_RES_EFA, &n) == 1)
+            return &t->containers[i];
     }
-    return false;
+    return NULL;
+}
+
+/* The texts of the instance-fit findings, written on first use (most templates fit). */
+struct fit_text {
+    const struct tg_policy *pol;
+    const struct tg_label_pin *pin;
+    const struct tg_container *c; /* efa_container() */
+    struct tg_path field;         /* the field of its EFA count */
+    bool has_field, has_list;
+    char list[90]; /* type_list() */
+};
+
+static void type_list(const struct tg_policy *pol, const struct tg_label_pin *pin, char *buf,
+                      size_t len);
+
+static const char *fit_field(struct fit_text *x)
+{
+    if (!x->has_field) {
+        struct tg_res r;
+        tg_ctr_res(x->c, TG_RES_EFA, &r);
+        res_field(x->c, r.limit ? "limits" : "requests", TG_RES_EFA, &x->field);
+        x->has_field = true;
+    }
+    return x->field.field;
+}
+
+static const char *fit_list(struct fit_text *x)
+{
+    if (!x->has_list) {
+        type_list(x->pol, x->pin, x->list, sizeof(x->list));
+        x->has_list = true;
+    }
+    return x->list;
 }
 
 /* The EFA count of the container efa_field names (0 when none). */
@@ -312,7 +356,7 @@ static long long first_efa_count(const struct tg_template *t)
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         long long n;
-        if (tg_container_count(t->containers[i].c, TG_RES_EFA, &n) == 1)
+        if (tg_ctr_count(&t->containers[i], TG_RES_EFA, &n) == 1)
             return n;
     }
     return 0;
@@ -326,9 +370,9 @@ static void check_device_values(struct tg_eval *ev, const struct tg_template *t,
         struct tg_path p;
         long long n;
         char txt[VALUE_TEXT_MAX];
-        if (tg_container_count(t->containers[i].c, name, &n) >= 0)
+        if (tg_ctr_count(&t->containers[i], name, &n) >= 0)
             continue;
-        tg_container_res(t->containers[i].c, name, &r);
+        tg_ctr_res(&t->containers[i], name, &r);
         res_field(&t->containers[i], r.limit ? "limits" : "requests", name, &p);
         tg_report(ev, TG_RULE_OBJECT_INVALID_FIELD, p.field,
                   "is %s: %s must be a non-negative integer",
@@ -372,8 +416,7 @@ static bool below_on(const struct tg_instance *in, long long efa, long long gpus
 /* efa.below-instance: with one pinned type, the SPEC row as written; with several, only when it
  * holds for every one of them (all known), so that the idle interfaces are certain. */
 static void check_below(struct tg_eval *ev, const struct tg_template *t,
-                        const struct tg_label_pin *pin, long long efa, const char *field,
-                        const char *list)
+                        const struct tg_label_pin *pin, long long efa, struct fit_text *x)
 {
     long long gpus = 0, neuron = 0;
     if (tg_template_count(t, TG_RES_GPU, &gpus) != 1)
@@ -392,24 +435,23 @@ static void check_below(struct tg_eval *ev, const struct tg_template *t,
         return;
     bool gpu = first->gpus > 0 && gpus == first->gpus;
     if (pin->n == 1)
-        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, field,
+        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, fit_field(x),
                   "takes all %d %s of %s but only %lld of its %d EFA interfaces: the rest stay "
                   "idle; request %d",
                   gpu ? first->gpus : first->neuron, gpu ? "GPUs" : "Neuron devices", first->name,
                   efa, first->efa, first->efa);
     else
-        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, field,
+        tg_report(ev, TG_RULE_EFA_BELOW_INSTANCE, fit_field(x),
                   "takes all %s of each pinned type but only %lld EFA, fewer than each has "
                   "(%s): the rest stay idle",
-                  gpu ? "GPUs" : "Neuron devices", efa, list);
+                  gpu ? "GPUs" : "Neuron devices", efa, fit_list(x));
 }
 
 static int check_instance(struct tg_eval *ev, const struct tg_template *t)
 {
     struct tg_label_pin pin;
-    struct tg_path field;
+    struct fit_text x = {.pol = ev->policy, .pin = &pin};
     long long efa = 0;
-    char list[90];
     /* SPEC 9: one bad field never stops the other rules. With an unusable value in one container
      * the others' sum is a lower bound: enough to show that the count exceeds a type, not to
      * show that it is below one. */
@@ -428,7 +470,7 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
     if (tg_template_instance_types(ev, t, ev->policy->instances, ev->policy->ninstances, &need,
                                    &pin) < 0)
         return -ENOMEM;
-    if (!pin.finite || pin.n == 0 || !efa_field(t, &field))
+    if (!pin.finite || pin.n == 0 || !(x.c = efa_container(t)))
         goto out;
     check_device_values(ev, t, TG_RES_GPU);
     check_device_values(ev, t, TG_RES_NEURON);
@@ -441,17 +483,16 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
         if (efa <= in->efa)
             fit++;
     }
-    type_list(ev->policy, &pin, list, sizeof(list));
     if (known == pin.n && fit == 0) {
         int have = pin.n == 1 ? tg_policy_instance(ev->policy, pin.values[0])->efa : 0;
         if (pin.n == 1 && have == 0)
-            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, fit_field(&x),
                       "%s%lld EFA interfaces per pod, but %s has no EFA: the pod can never be "
                       "scheduled; pin an instance type with EFA or remove the request",
                       least, efa, pin.values[0]);
         else if (pin.n == 1)
             /* the count at field is one container's; the pod's sum may hold a native sidecar's */
-            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, fit_field(&x),
                       "%s%lld EFA interfaces per pod, but %s has %d: the pod can never be "
                       "scheduled; request at most %d%s",
                       least, efa, pin.values[0], have, have,
@@ -459,21 +500,21 @@ static int check_instance(struct tg_eval *ev, const struct tg_template *t)
                           ? " for the whole pod (containers and native sidecars together)"
                           : "");
         else
-            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, field.field,
+            tg_report(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, fit_field(&x),
                       "%s%lld EFA interfaces per pod, more than any pinned instance type has "
                       "(%s): the pod can never be scheduled",
-                      least, efa, list);
+                      least, efa, fit_list(&x));
         goto out;
     }
     /* SPEC 9: several possible types deny only when the count fits none of them; when it fits
      * only some, the same rule warns (the pods can never run on the others). */
     if (fit > 0 && fit < known)
-        tg_report_capped(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, TG_ACTION_WARN, field.field,
+        tg_report_capped(ev, TG_RULE_EFA_EXCEEDS_INSTANCE, TG_ACTION_WARN, fit_field(&x),
                          "%s%lld EFA interfaces per pod fit only some pinned instance types "
                          "(%s); pin only types that have them",
-                         least, efa, list);
+                         least, efa, fit_list(&x));
     if (exact)
-        check_below(ev, t, &pin, efa, field.field, list);
+        check_below(ev, t, &pin, efa, &x);
 out:
     tg_label_pin_release(&pin);
     return 0;
@@ -519,7 +560,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
         const char *v = efa_env(c->c, &var, buf, sizeof(buf));
         struct tg_path ep;
         char txt[VALUE_TEXT_MAX];
-        if (!v || tg_container_requests_efa(c->c))
+        if (!v || tg_ctr_requests_efa(c))
             continue;
         snprintf(txt, sizeof(txt), "%s", v);
         env_field(c, env_index(c->c, var), &ep);

@@ -187,23 +187,32 @@ static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
 
 /* ---- plan.world-size ------------------------------------------------------------------------*/
 
-/* "TP 8 x PP 4 x CP 1 = 32" with the unknown factors left out. */
-static long long model_size(const struct worked *k, char *buf, size_t len)
+/* TP x PP x CP over the known factors. */
+static long long model_size(const struct worked *k)
+{
+    const struct num *f[] = {&k->tp, &k->pp, &k->cp};
+    long long m = 1;
+    for (size_t i = 0; i < 3; i++) {
+        if (f[i]->known)
+            m *= f[i]->v;
+    }
+    return m;
+}
+
+/* "TP 8 x PP 4 x CP 1 = 32" with the unknown factors left out (for a finding only). */
+static void model_size_text(const struct worked *k, char *buf, size_t len)
 {
     const struct num *f[] = {&k->tp, &k->pp, &k->cp};
     static const char *const names[] = {"TP", "PP", "CP"};
-    long long m = 1;
     size_t at = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < 3; i++) {
         if (!f[i]->known)
             continue;
-        m *= f[i]->v;
         int n = snprintf(buf + at, len - at, "%s%s %lld", at ? " x " : "", names[i], f[i]->v);
         at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
     }
-    snprintf(buf + at, len - at, " = %lld", m);
-    return m;
+    snprintf(buf + at, len - at, " = %lld", model_size(k));
 }
 
 /* The world in words: "48 ranks (6 nodes x 8 GPUs)". */
@@ -274,9 +283,10 @@ static void check_world(struct tg_eval *ev, struct seen *s, const struct tg_cont
     if (!k->world.known || !megatron_family(k->p->fw) || (k->clamps && !k->tp.known) ||
         k->p->model_size_why[0])
         return;
-    long long m = model_size(k, sizes, sizeof(sizes));
-    world_words(&k->world, world, sizeof(world));
+    long long m = model_size(k);
     if (m > 0 && k->world.n % m != 0) {
+        model_size_text(k, sizes, sizeof(sizes));
+        world_words(&k->world, world, sizeof(world));
         world_fix(k, fix, sizeof(fix));
         snprintf(msg, sizeof(msg), "%s: %s%s does not divide %s: %s stops at start-up; %s",
                  k->p->program, sizes, k->sizes_known ? "" : " (times the unknown sizes)", world,
@@ -401,11 +411,14 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
     long long dp = k->dp.known ? k->dp.v : 1; /* unknown DP: 1 is possible, the mildest */
     long long md = mi * dp;
     char unit[96];
-    if (k->dp.known)
+    bool below = p->decrease_if_needed && g < md;
+    if (!below && (p->decrease_if_needed || g % md == 0))
+        return 0;
+    if (k->dp.known) /* the unit is written for a finding only */
         snprintf(unit, sizeof(unit), "micro %lld x DP %lld = %lld", mi, dp, md);
     else
         snprintf(unit, sizeof(unit), "micro %lld (x any DP)", mi);
-    if (p->decrease_if_needed && g < md) {
+    if (below) {
         snprintf(msg, len,
                  "%s: global batch %lld is below %s: even with "
                  "--decrease-batch-size-if-needed Megatron needs one micro-batch per DP rank; "
@@ -545,17 +558,35 @@ static bool nvlink_clique(const struct tg_template *t)
 
 #define NVL72_GPUS 72
 
+/* Where the size of an NVLink domain comes from, for the message (built for a finding only). */
+struct domain {
+    enum { DOMAIN_CLIQUE, DOMAIN_TYPE, DOMAIN_POD } from;
+    const char *type; /* DOMAIN_TYPE: the instance type (borrowed from the object) */
+    long long gpus;
+};
+
+static void domain_words(const struct domain *d, char *what, size_t len)
+{
+    if (d->from == DOMAIN_CLIQUE)
+        snprintf(what, len, "one nvidia.com/gpu.clique (multi-node NVLink, at most %d GPUs)",
+                 NVL72_GPUS);
+    else if (d->from == DOMAIN_TYPE)
+        snprintf(what, len, "%s has %d GPUs in one NVLink domain", d->type, (int)d->gpus);
+    else
+        snprintf(what, len, "each pod has %lld GPU%s (nvidia.com/gpu)", d->gpus,
+                 d->gpus == 1 ? "" : "s");
+}
+
 /* The GPUs of one NVLink domain for the pods of t: the pinned instance types' GPUs (the largest,
  * among the types that can hold the pod), else the pod's nvidia.com/gpu; 0 when not known. */
 static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long long *gpus,
-                         char *what, size_t len)
+                         struct domain *dom)
 {
     struct tg_label_pin pin;
     long long pod = 0, inst = 0;
     if (nvlink_clique(t)) {
         *gpus = NVL72_GPUS;
-        snprintf(what, len, "one nvidia.com/gpu.clique (multi-node NVLink, at most %d GPUs)",
-                 NVL72_GPUS);
+        dom->from = DOMAIN_CLIQUE;
         return 1;
     }
     bool has_pod = tg_plan_pod_gpus(t, &pod);
@@ -575,7 +606,7 @@ static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long l
         }
         if (in->gpus > inst) {
             inst = in->gpus;
-            snprintf(what, len, "%s has %d GPUs in one NVLink domain", pin.values[i], in->gpus);
+            *dom = (struct domain){DOMAIN_TYPE, pin.values[i], in->gpus};
         }
     }
     tg_label_pin_release(&pin);
@@ -585,7 +616,7 @@ static int nvlink_domain(struct tg_eval *ev, const struct tg_template *t, long l
     }
     if (has_pod) {
         *gpus = pod;
-        snprintf(what, len, "each pod has %lld GPU%s (nvidia.com/gpu)", pod, pod == 1 ? "" : "s");
+        *dom = (struct domain){DOMAIN_POD, NULL, pod};
         return 1;
     }
     return 0;
@@ -595,12 +626,14 @@ static int check_tp(struct tg_eval *ev, struct seen *s, const struct tg_template
                     const struct tg_container *c, const struct worked *k)
 {
     char what[128], msg[512];
+    struct domain dom;
     long long d;
     if (!k->tp.known || k->tp.v <= 1 || !megatron_family(k->p->fw))
         return 0;
-    int rc = nvlink_domain(ev, tg_plan_rank_template(ev->wl, t), &d, what, sizeof(what));
+    int rc = nvlink_domain(ev, tg_plan_rank_template(ev->wl, t), &d, &dom);
     if (rc <= 0 || k->tp.v <= d)
         return rc;
+    domain_words(&dom, what, sizeof(what));
     snprintf(msg, sizeof(msg),
              "%s: TP %lld spans more GPUs than one NVLink domain (%s): every "
              "layer's tensor-parallel all-reduce then crosses the network, many times slower; "
@@ -778,6 +811,8 @@ static int judge(struct tg_eval *ev, struct seen *s, const struct tg_template *t
     check_batch(ev, s, c, &k);
     if ((rc = check_tp(ev, s, t, c, &k)) < 0)
         return rc;
+    if (ev->no_plan_view)
+        return 0; /* the webhook: nobody reads the plan view */
     if ((rc = explain(ev, t, c, &k)) < 0)
         return rc;
     return unresolved(ev, &k);

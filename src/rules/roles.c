@@ -225,6 +225,13 @@ static bool names_sshd(const char *s, void *ctx)
     return false;
 }
 
+/* v is the string value. */
+static bool str_is(const json_t *v, const char *value)
+{
+    const char *s = json_string_value(v);
+    return s && !strcmp(s, value);
+}
+
 bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
 {
     if (wl->kind != TG_KIND_POD || wl->ntpl == 0)
@@ -232,11 +239,13 @@ bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
     const struct tg_template *t = &wl->tpl[0];
     if (env_is(t, "K_MPI_JOB_ROLE", "worker"))
         return true;
-    if (label_is(t, "training.kubeflow.org/job-role", "worker") &&
-        label_is(t, "training.kubeflow.org/operator-name", "mpi-operator"))
+    json_t *labels = json_object_get(t->meta, "labels"); /* read once for the four labels */
+    if (str_is(json_object_get(labels, "training.kubeflow.org/job-role"), "worker") &&
+        str_is(json_object_get(labels, "training.kubeflow.org/operator-name"), "mpi-operator"))
         return true;
     /* Volcano's mpi/ssh plugins, Kubeflow Trainer's MPI nodes: sshd in a framework's pod */
-    if (!label(t, "volcano.sh/job-name") && !label(t, "jobset.sigs.k8s.io/jobset-name"))
+    if (!json_string_value(json_object_get(labels, "volcano.sh/job-name")) &&
+        !json_string_value(json_object_get(labels, "jobset.sigs.k8s.io/jobset-name")))
         return false;
     for (size_t i = 0; i < t->ncontainers; i++) {
         if (!t->containers[i].init && tg_command_find(t->containers[i].c, names_sshd, NULL))

@@ -20,6 +20,8 @@
 #define KUEUE_TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
 /* Zone lists in messages are cut here so that a line stays well under 256 characters. */
 #define LIST_MAX 64
+/* Templates whose pins tg_rules_zone keeps on the stack; more take the heap. */
+#define PINS_ON_STACK 4
 
 enum pin_state {
     PIN_NONE = 0, /* nothing pins a zone */
@@ -489,8 +491,14 @@ int tg_rules_zone(struct tg_eval *ev)
     int rc = 0;
     if (!ev->policy || wl->ntpl == 0 || tg_workload_spec_unchanged(wl))
         return 0;
-    bool *efa = calloc(wl->ntpl, sizeof(*efa));
-    struct zone_pin *pins = calloc(wl->ntpl, sizeof(*pins));
+    /* Most workloads have a template or two: their pins live on the stack (a zone_pin holds two
+     * paths, and a calloc of that size costs more than the rule). A pin is written by
+     * template_pin before it is read, and only for the templates with EFA. */
+    bool efa_stack[PINS_ON_STACK];
+    struct zone_pin pins_stack[PINS_ON_STACK];
+    bool heap = wl->ntpl > PINS_ON_STACK;
+    bool *efa = heap ? calloc(wl->ntpl, sizeof(*efa)) : efa_stack;
+    struct zone_pin *pins = heap ? calloc(wl->ntpl, sizeof(*pins)) : pins_stack;
     if (!efa || !pins) {
         rc = -ENOMEM;
         goto out;
@@ -517,7 +525,9 @@ int tg_rules_zone(struct tg_eval *ev)
     check_between(ev, efa, pins);
     rc = ev->error;
 out:
-    free(efa);
-    free(pins);
+    if (heap) {
+        free(efa);
+        free(pins);
+    }
     return rc;
 }

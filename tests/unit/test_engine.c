@@ -12,6 +12,7 @@
 #include "tg/path.h"
 #include "tg/pipeline.h"
 #include "tg/response.h"
+#include "tg/yaml_json.h"
 
 /* ---- findings and text ---------------------------------------------------------------------- */
 
@@ -151,6 +152,21 @@ START_TEST(base64_round_trips_and_rejects_bad_input)
         free(d);
         free(e);
     }
+    /* every byte value, at every position of a group, for lengths on both sides of each tail */
+    unsigned char all[259];
+    for (size_t i = 0; i < sizeof(all); i++)
+        all[i] = (unsigned char)(255 - i * 7);
+    for (size_t len = 250; len <= sizeof(all); len++) {
+        char *e = tg_base64_encode(all, len);
+        ck_assert_uint_eq(strlen(e), 4 * ((len + 2) / 3));
+        size_t m;
+        unsigned char *d = tg_base64_decode(e, &m);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(m, len);
+        ck_assert(memcmp(d, all, len) == 0);
+        free(d);
+        free(e);
+    }
     size_t n;
     ck_assert_ptr_null(tg_base64_decode("Zg=", &n));
     ck_assert_ptr_null(tg_base64_decode("Z!==", &n));
@@ -165,6 +181,35 @@ static json_t *parse(const char *text)
     ck_assert_msg(v != NULL, "bad test JSON: %s", e.text);
     return v;
 }
+
+/* The patch text is appended to a buffer as it is returned on its own: base64 of the compact ops.
+ */
+START_TEST(patch_base64_appends_the_same_text)
+{
+    struct tg_patch p;
+    ck_assert_int_eq(tg_patch_init(&p), 0);
+    for (int n = 0; n < 3; n++) {
+        char *alone = tg_patch_base64(&p);
+        char *text = json_dumps(p.ops, JSON_COMPACT);
+        char *want = tg_base64_encode((const unsigned char *)text, strlen(text));
+        ck_assert_str_eq(alone, want);
+        struct tg_buf b;
+        tg_buf_init(&b);
+        tg_buf_puts(&b, "head:");
+        ck_assert_int_eq(tg_patch_base64_to(&p, &b), 0);
+        size_t len;
+        char *got = tg_buf_steal(&b, &len);
+        ck_assert_str_eq(got + 5, want);
+        ck_assert_uint_eq(len, 5 + strlen(want));
+        free(alone);
+        free(text);
+        free(want);
+        free(got);
+        ck_assert_int_eq(tg_patch_add_new(&p, "/spec/x", json_string("a\"b")), 0);
+    }
+    tg_patch_release(&p);
+}
+END_TEST
 
 START_TEST(append_items_creates_a_missing_array_in_one_add)
 {
@@ -529,6 +574,45 @@ START_TEST(mutate_returns_a_base64_patch_with_patch_type)
 }
 END_TEST
 
+/* The webhook builds no plan view (no_plan_view): the same findings, messages and verdict as
+ * `check`, which keeps the plan per role and the values not read. */
+START_TEST(no_plan_view_keeps_the_findings_and_drops_only_the_plan_view)
+{
+    static const char *const bodies[] = {"bench/bodies/pod-torch.json",
+                                         "bench/bodies/mpijob-torch.json"};
+    for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
+        char err[256];
+        size_t len;
+        char *body = tg_read_file(bodies[b], 1u << 20, &len, err, sizeof(err));
+        ck_assert_msg(body != NULL, "%s", err);
+        struct tg_policy *pol = tg_policy_new_default();
+        struct tg_result res[2];
+        for (int quiet = 0; quiet < 2; quiet++) {
+            struct tg_review rv;
+            struct tg_pipeline_opts opts = {0};
+            opts.no_plan_view = quiet;
+            ck_assert_int_eq(tg_review_parse(body, len, &rv, err, sizeof(err)), 0);
+            ck_assert_int_eq(tg_pipeline_run(pol, &rv, &opts, &res[quiet]), 0);
+            tg_review_release(&rv);
+        }
+        ck_assert_ptr_nonnull(res[0].explain);
+        ck_assert_ptr_null(res[1].explain);
+        ck_assert_ptr_null(res[1].unresolved);
+        ck_assert_int_eq(res[0].allowed, res[1].allowed);
+        ck_assert_uint_eq(res[0].findings.n, res[1].findings.n);
+        for (size_t i = 0; i < res[0].findings.n; i++) {
+            ck_assert_int_eq(res[0].findings.v[i].rule_index, res[1].findings.v[i].rule_index);
+            ck_assert_str_eq(res[0].findings.v[i].message, res[1].findings.v[i].message);
+        }
+        ck_assert(json_equal(res[0].warnings, res[1].warnings));
+        tg_result_release(&res[0]);
+        tg_result_release(&res[1]);
+        tg_policy_unref(pol);
+        free(body);
+    }
+}
+END_TEST
+
 START_TEST(exempt_namespaces_delete_and_unknown_kinds_are_not_evaluated)
 {
     struct tg_policy *pol = tg_policy_new_default();
@@ -664,6 +748,7 @@ static const char *const writer_inputs[] = {
     "[\"\\u00e9\\u20ac\\ud83d\\ude00\", -9223372036854775808, 9223372036854775807, 0]",
     "[1.5, 1e300, -0.25, 0.1]",
     "{\"z\":1,\"a\":2,\"m\":[{\"k\":\"v\"}]}",
+    "{\"\":\"\",\"plain\":\"ends in a quote\\\"\",\"x\":\"\\\\starts with a backslash\"}",
 };
 
 START_TEST(writer_output_equals_json_dumps_compact)
@@ -680,6 +765,57 @@ START_TEST(writer_output_equals_json_dumps_compact)
     free(got);
     free(want);
     json_decref(v);
+}
+END_TEST
+
+/* Plain strings (no escape) are copied in one piece, also when the buffer must grow for them. */
+START_TEST(writer_copies_long_plain_strings)
+{
+    char s[1500];
+    for (size_t n = 500; n < sizeof(s); n += 333) {
+        memset(s, 'a', n);
+        s[n] = '\0';
+        s[n / 2] = n % 2 ? '"' : 'b'; /* every other length needs an escape */
+        json_t *v = json_pack("[s, s]", "x", s);
+        struct tg_buf b;
+        tg_buf_init(&b);
+        tg_buf_json(&b, v);
+        char *got = tg_buf_steal(&b, NULL);
+        char *want = json_dumps(v, JSON_COMPACT);
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+        json_decref(v);
+    }
+}
+END_TEST
+
+/* The plain-string scan reads eight bytes at a time: each byte that needs an escape (and the
+ * nearest ones that do not) is found at every position of a word and of the tail. */
+START_TEST(writer_finds_an_escape_at_every_position)
+{
+    static const char *const bytes[] = {"\"", "\\", "\x01", "\x1f", "\n",   " ",
+                                        "!",  "#",  "[",    "]",    "\x7f", "\xc3\xa9"};
+    for (size_t k = 0; k < sizeof(bytes) / sizeof(bytes[0]); k++) {
+        for (size_t at = 0; at < 20; at++) {
+            char s[64];
+            memset(s, 'a', 20);
+            s[20] = '\0';
+            snprintf(s + at, sizeof(s) - at, "%s%.*s", bytes[k], (int)(19 - at),
+                     "bbbbbbbbbbbbbbbbbbb");
+            json_t *v = json_pack("[s]", s);
+            ck_assert_ptr_nonnull(v);
+            struct tg_buf b;
+            tg_buf_init(&b);
+            tg_buf_json(&b, v);
+            char *got = tg_buf_steal(&b, NULL);
+            char *want = json_dumps(v, JSON_COMPACT);
+            ck_assert_msg(!strcmp(got, want), "byte %zu at %zu: %s, expected %s", k, at, got, want);
+            free(got);
+            free(want);
+            json_decref(v);
+        }
+    }
 }
 END_TEST
 
@@ -736,6 +872,10 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    tcase_add_test(tc, writer_copies_long_plain_strings);
+    tcase_add_test(tc, patch_base64_appends_the_same_text);
+    tcase_add_test(tc, writer_finds_an_escape_at_every_position);
+    tcase_add_test(tc, no_plan_view_keeps_the_findings_and_drops_only_the_plan_view);
     tcase_add_loop_test(tc, writer_output_equals_json_dumps_compact, 0,
                         sizeof(writer_inputs) / sizeof(writer_inputs[0]));
     suite_add_tcase(s, tc);

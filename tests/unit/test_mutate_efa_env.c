@@ -143,6 +143,59 @@ static const char *const POD_P5 =
     "  containers:\n  - name: train\n    image: x\n"
     "    resources: {limits: {vpc.amazonaws.com/efa: 32}}\n";
 
+/* The defaults a container already defines are left out, whatever their number: up to 32 are
+ * matched against its env in one pass, more one by one (both sides of the threshold). */
+START_TEST(defaults_the_container_defines_are_left_out_for_any_number)
+{
+    for (size_t n = 31; n <= 34; n++) {
+        struct tg_policy *pol = tg_policy_new_default();
+        for (size_t i = 0; i < pol->ninject; i++) {
+            free(pol->inject_env[i].name);
+            free(pol->inject_env[i].value);
+            for (size_t f = 0; f < pol->inject_env[i].nfamilies; f++)
+                free(pol->inject_env[i].families[f]);
+            free(pol->inject_env[i].families);
+        }
+        pol->inject_env = realloc(pol->inject_env, n * sizeof(*pol->inject_env));
+        ck_assert_ptr_nonnull(pol->inject_env);
+        memset(pol->inject_env, 0, n * sizeof(*pol->inject_env));
+        pol->ninject = n;
+        for (size_t i = 0; i < n; i++) {
+            char name[16];
+            snprintf(name, sizeof(name), "E%zu", i);
+            pol->inject_env[i].name = strdup(name);
+            pol->inject_env[i].value = strdup("v");
+        }
+        /* the container defines the first, the 32nd and the last default, and one other name */
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
+                 "spec:\n  containers:\n  - name: train\n"
+                 "    env: [{name: E0, value: a}, {name: OTHER, value: b}, {name: E31, value: c},"
+                 " {name: E%zu, value: d}]\n"
+                 "    resources: {limits: {vpc.amazonaws.com/efa: 1}}\n",
+                 n - 1);
+        json_t *obj = yaml_obj(text);
+        struct run r;
+        run_mutate(pol, obj, &r);
+        json_t *doc = apply_checked(pol, obj, &r);
+        json_t *env = json_object_get(
+            json_array_get(json_object_get(json_object_get(doc, "spec"), "containers"), 0), "env");
+        /* 4 written + every default but the defined ones (E31 is none when n is 31, the last
+         * one when n is 32) */
+        size_t defined = n <= 32 ? 2 : 3;
+        ck_assert_uint_eq(json_array_size(env), 4 + n - defined);
+        for (size_t i = 0; i < 4; i++) /* the user's entries keep their values */
+            ck_assert_str_ne(json_string_value(json_object_get(json_array_get(env, i), "value")),
+                             "v");
+        run_release(&r);
+        json_decref(doc);
+        json_decref(obj);
+        tg_policy_unref(pol);
+    }
+}
+END_TEST
+
 START_TEST(envfrom_skipped_with_a_warning)
 {
     struct tg_policy *pol = tg_policy_new_default();
@@ -677,6 +730,7 @@ Suite *tg_test_mutate_efa_env_suite(void)
                         (int)(sizeof(fwd_cases) / sizeof(fwd_cases[0])));
     tcase_add_test(unit, env_list_follows_worker_pins);
     tcase_add_test(unit, response_carries_json_patch);
+    tcase_add_test(unit, defaults_the_container_defines_are_left_out_for_any_number);
     tcase_add_test(unit, mutated_mpijob_passes_env_rules);
     suite_add_tcase(s, unit);
     return s;

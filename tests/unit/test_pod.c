@@ -1,5 +1,6 @@
 /* test_pod.c -- pod-template helpers: resource counts, EFA requests, label pins, env values. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg/obj.h"
@@ -57,7 +58,59 @@ START_TEST(container_count)
         ck_assert_int_eq(n, cc->count);
     ck_assert_msg(tg_container_requests_efa(c) == cc->requests_efa, "%s: requests_efa",
                   cc->resources);
+    /* the decoded container (limits and requests kept by the view) gives the same answers */
+    struct tg_template t;
+    struct tg_path root;
+    struct tg_res a, b;
+    long long m = -7;
+    memset(&t, 0, sizeof(t));
+    tg_path_root(&root);
+    ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+    ck_assert_int_eq(tg_ctr_count(&t.containers[0], TG_RES_EFA, &m), rc);
+    if (rc == 1)
+        ck_assert_int_eq(m, cc->count);
+    ck_assert(tg_ctr_requests_efa(&t.containers[0]) == cc->requests_efa);
+    tg_container_res(c, TG_RES_EFA, &a);
+    tg_ctr_res(&t.containers[0], TG_RES_EFA, &b);
+    ck_assert_ptr_eq(a.limit, b.limit);
+    ck_assert_ptr_eq(a.request, b.request);
+    free(t.containers);
     json_decref(c);
+}
+END_TEST
+
+/* A decoded container answers from the counts it took at decode time for EFA, GPU and Neuron
+ * and reads any other name: the same answers as tg_container_count for each of them. */
+START_TEST(decoded_counts_agree_for_every_device)
+{
+    static const char *const names[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, "hugepages-2Mi",
+                                        "example.com/fpga"};
+    const struct count_case *cc = &counts[_i];
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        char res[256], text[512];
+        const char *at = strstr(cc->resources, TG_RES_EFA);
+        if (at)
+            snprintf(res, sizeof(res), "%.*s%s%s", (int)(at - cc->resources), cc->resources,
+                     names[k], at + strlen(TG_RES_EFA));
+        else
+            snprintf(res, sizeof(res), "%s", cc->resources);
+        snprintf(text, sizeof(text), "{name: c, resources: %s}", res);
+        json_t *c = yaml(text);
+        struct tg_template t;
+        struct tg_path root;
+        memset(&t, 0, sizeof(t));
+        tg_path_root(&root);
+        ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+        for (size_t q = 0; q < sizeof(names) / sizeof(names[0]); q++) {
+            long long a = -7, b = -7;
+            int want = tg_container_count(c, names[q], &a);
+            ck_assert_msg(tg_ctr_count(&t.containers[0], names[q], &b) == want, "%s: %s", res,
+                          names[q]);
+            ck_assert_msg(a == b, "%s: %s: %lld, expected %lld", res, names[q], b, a);
+        }
+        free(t.containers);
+        json_decref(c);
+    }
 }
 END_TEST
 
@@ -130,6 +183,47 @@ static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
     ck_assert_int_eq(tg_workload_decode(wl, TG_KIND_POD, TG_OP_CREATE, *obj, NULL, NULL), 0);
     ck_assert_uint_eq(wl->ntpl, 1);
 }
+
+/* The family of an instance type name, cut to the buffer as snprintf would cut it. */
+START_TEST(instance_family_cuts_to_the_buffer)
+{
+    char buf[16];
+    ck_assert_str_eq(tg_instance_family("p5.48xlarge", buf, sizeof(buf)), "p5");
+    ck_assert_str_eq(tg_instance_family("p4de", buf, sizeof(buf)), "p4de");
+    ck_assert_str_eq(tg_instance_family(".x", buf, sizeof(buf)), "");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 3), "tr");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 5), "trn1");
+    ck_assert_str_eq(tg_instance_family("trn1.32xlarge", buf, 1), "");
+    memcpy(buf, "keep", 5);
+    tg_instance_family("trn1.32xlarge", buf, 0);
+    ck_assert_str_eq(buf, "keep");
+}
+END_TEST
+
+START_TEST(template_uses_claims)
+{
+    static const struct {
+        const char *spec;
+        bool claims;
+    } cases[] = {
+        {"{containers: [{name: a, resources: {claims: [{name: gpu}]}}]}", true},
+        {"{containers: [{name: a}, {name: b, resources: {claims: [{name: gpu}]}}]}", true},
+        {"{containers: [{name: a, resources: {claims: []}}]}", false},
+        {"{containers: [{name: a, resources: {claims: {name: gpu}}}]}", false},
+        {"{containers: [{name: a, resources: {limits: {nvidia.com/gpu: 1}}}]}", false},
+        {"{resourceClaims: [{name: gpu}], containers: [{name: a}]}", true},
+        {"{initContainers: [{name: i, resources: {claims: [{name: gpu}]}}], containers: []}", true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tg_workload wl;
+        json_t *obj;
+        decode_pod(cases[i].spec, &wl, &obj);
+        ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s", cases[i].spec);
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
+}
+END_TEST
 
 START_TEST(template_count_sums_and_takes_init_max)
 {
@@ -335,10 +429,14 @@ Suite *tg_test_pod_suite(void)
     Suite *s = suite_create("pod");
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, container_count, 0, (int)(sizeof(counts) / sizeof(counts[0])));
+    tcase_add_loop_test(tc, decoded_counts_agree_for_every_device, 0,
+                        (int)(sizeof(counts) / sizeof(counts[0])));
     tcase_add_test(tc, container_without_resources);
     tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
+    tcase_add_test(tc, template_uses_claims);
+    tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);

@@ -1057,6 +1057,28 @@ START_TEST(concurrent_readers_and_publishes)
 END_TEST
 
 Suite *tg_test_policy_suite(void);
+/* Without rulesVersion the effective actions are the policy's as written, and the catalogue's
+ * defaults for the rules past its list. */
+START_TEST(effective_actions_without_rules_version)
+{
+    struct tg_policy *p = tg_policy_new_default();
+    enum tg_action out[TG_RULE_COUNT];
+    ck_assert_ptr_null(p->rules_version);
+    for (size_t n = 0; n <= 3; n++) {
+        size_t keep = p->nactions;
+        p->nactions = n == 3 ? keep : n;
+        for (size_t i = 0; i < TG_RULE_COUNT; i++)
+            p->actions[i] = i % 2 ? TG_ACTION_OFF : TG_ACTION_WARN; /* unlike the defaults */
+        tg_policy_effective_actions(p, out);
+        for (size_t i = 0; i < TG_RULE_COUNT; i++)
+            ck_assert_int_eq(out[i],
+                             i < p->nactions ? p->actions[i] : tg_rule_defs[i].default_action);
+        p->nactions = keep;
+    }
+    tg_policy_unref(p);
+}
+END_TEST
+
 Suite *tg_test_policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -1101,6 +1123,7 @@ Suite *tg_test_policy_suite(void)
     tcase_add_test(tc, reloader_start_errors);
     tcase_add_test(tc, reader_keeps_old_snapshot_across_swap);
     tcase_add_test(tc, concurrent_readers_and_publishes);
+    tcase_add_test(tc, effective_actions_without_rules_version);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -103,6 +103,24 @@ START_TEST(round_up)
     expect_q("1.0000000000", "1");
     expect_q("-1.0000000001", "-1.000000001");
     expect_q("0.0000000000000000000000000000000000000000000000001", "0.000000001");
+    /* the digits of a long quantity are kept on the heap, of a short one on the stack */
+    char longer[160];
+    memset(longer, '0', sizeof(longer) - 1);
+    longer[sizeof(longer) - 2] = '7';
+    longer[sizeof(longer) - 1] = '\0';
+    expect_q(longer, "7");
+    longer[1] = '.';
+    expect_q(longer, "0.000000001");
+    /* 76 digits fit the stack buffer, 77 take the heap: "0." and 75 or 76 more */
+    for (size_t n = 75; n <= 76; n++) {
+        memset(longer, '0', n + 2);
+        longer[1] = '.';
+        longer[n + 1] = '3';
+        longer[n + 2] = '\0';
+        expect_q(longer, "0.000000001");
+        memmove(longer, longer + 2, n + 1); /* 75 or 76 digits of an integer ending in 3 */
+        expect_q(longer, "3");
+    }
 }
 END_TEST
 

@@ -2,6 +2,7 @@
  * pods, world and pods per world copy, the env its controller adds, the Kueue and owner facts,
  * and the rendezvous host the JobSet worlds are built from. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "support/cases.h"
@@ -53,6 +54,41 @@ static const char *op_env(const struct tg_template *t, const char *name)
 }
 
 #define POD_SPEC "{containers: [{name: c, image: x}]}"
+
+/* The first TG_TPL_INLINE templates live in the view, more on the heap: every template keeps its
+ * role, replicas and containers across the move, for one to five tasks. */
+START_TEST(templates_move_from_the_view_to_the_heap)
+{
+    for (int n = 1; n <= 5; n++) {
+        char text[2048];
+        int at = snprintf(text, sizeof(text),
+                          "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: "
+                          "v}\nspec:\n  tasks:\n");
+        for (int i = 0; i < n; i++)
+            at += snprintf(text + at, sizeof(text) - (size_t)at,
+                           "    - {name: t%d, replicas: %d, template: {spec: {containers: [{name: "
+                           "c%d, image: x}]}}}\n",
+                           i, i + 1, i);
+        struct tg_workload wl;
+        json_t *obj;
+        decode(&wl, TG_KIND_VCJOB, TG_OP_CREATE, text, &obj);
+        ck_assert_uint_eq(wl.ntpl, (size_t)n);
+        ck_assert(n <= TG_TPL_INLINE ? wl.tpl == wl.tpl_inline : wl.tpl != wl.tpl_inline);
+        for (int i = 0; i < n; i++) {
+            char name[16], cname[16];
+            snprintf(name, sizeof(name), "t%d", i);
+            snprintf(cname, sizeof(cname), "c%d", i);
+            ck_assert_str_eq(wl.tpl[i].role_name, name);
+            ck_assert_int_eq(wl.tpl[i].replicas, i + 1);
+            ck_assert_uint_eq(wl.tpl[i].ncontainers, 1);
+            ck_assert_str_eq(wl.tpl[i].containers[0].name, cname);
+        }
+        tg_workload_release(&wl);
+        ck_assert_ptr_null(wl.tpl);
+        json_decref(obj);
+    }
+}
+END_TEST
 
 START_TEST(batch_job_counts_min_of_parallelism_and_completions)
 {
@@ -381,6 +417,7 @@ Suite *tg_test_workload_kinds_suite(void)
     tcase_add_test(tc, runtime_trainer_job_runs_num_nodes);
     tcase_add_test(tc, kueue_hold_and_judged_owner);
     tcase_add_test(tc, rendezvous_hosts);
+    tcase_add_test(tc, templates_move_from_the_view_to_the_heap);
     suite_add_tcase(s, tc);
     TCase *cases = tcase_create("cases");
     tg_cases_add(cases, "fixtures/workloads/cases.yaml");
