@@ -21,7 +21,7 @@
 
 /* jansson's JSON_PARSER_MAX_DEPTH: 2048 nested arrays parse, 2049 do not, and neither does a
  * scalar inside 2048 arrays: every value counts (measured, 2.14). */
-#define MAX_DEPTH 2048
+#define MAX_DEPTH 2048 /* docs/references.md#ref-jansson-depth-nul */
 
 /* Where the parser is, for deciding what to skip. */
 enum ctx {
