@@ -30,8 +30,8 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
 
 size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n)
 {
-    if (at + 1 >= size)
-        return at;
+    if (at >= size)
+        return at; /* size 0 (snprintf writes nothing), or nothing left to terminate */
     if (n > size - 1 - at)
         n = size - 1 - at;
     memcpy(dst + at, s, n);

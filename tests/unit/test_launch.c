@@ -1455,6 +1455,33 @@ START_TEST(launcher_read_only_when_a_launcher_is_named)
 }
 END_TEST
 
+/* tg_launch_put cuts and terminates as snprintf(dst, size, "%.*s%.*s", ...) does, for every size
+ * (1 included: snprintf then writes the terminator alone), offset and length. */
+START_TEST(launcher_put_terminates_as_snprintf)
+{
+    static const char src[] = "abcdefgh";
+    for (size_t size = 1; size <= 10; size++) {
+        for (size_t n1 = 0; n1 <= 8; n1++) {
+            for (size_t n2 = 0; n2 <= 8; n2++) {
+                char dst[16], ref[16];
+                memset(dst, 'X', sizeof(dst));
+                memset(ref, 'X', sizeof(ref));
+                size_t at = tg_launch_put(dst, size, 0, src, n1);
+                at = tg_launch_put(dst, size, at, src, n2);
+                int rl = snprintf(ref, size, "%.*s%.*s", (int)n1, src, (int)n2, src);
+                ck_assert_int_ge(rl, 0);
+                ck_assert_msg(memchr(dst, '\0', size) != NULL,
+                              "size %zu n1 %zu n2 %zu: unterminated", size, n1, n2);
+                ck_assert_str_eq(dst, ref);
+                ck_assert_uint_eq(at, strlen(ref));
+                ck_assert_mem_eq(dst + size, ref + size,
+                                 sizeof(dst) - size); /* nothing past size */
+            }
+        }
+    }
+}
+END_TEST
+
 Suite *tg_test_launch_suite(void);
 Suite *tg_test_launch_suite(void)
 {
@@ -1469,6 +1496,7 @@ Suite *tg_test_launch_suite(void)
     tcase_add_test(api, launcher_garbage_never_crashes);
     tcase_add_test(api, launcher_valuefrom_reason_names_the_variable);
     tcase_add_test(api, launcher_read_only_when_a_launcher_is_named);
+    tcase_add_test(api, launcher_put_terminates_as_snprintf);
     suite_add_tcase(s, api);
     return s;
 }
