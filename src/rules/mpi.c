@@ -135,6 +135,25 @@ static bool dns1035_label(const char *s, char *why, size_t whylen)
     return true;
 }
 
+/* <name>-worker-<last> is a DNS-1035 label, told without writing it: "-worker-" and the digits
+ * of last (0 or more) are valid bytes and end it with a digit, so it is one when name starts
+ * with a lower-case letter, holds only a-z, 0-9 and '-' and the whole fits in 63 characters.
+ * false: not one, and check_name writes the label to say why. */
+static bool worker_name_valid(const char *name, long long last)
+{
+    size_t n = strlen(name), digits = 1;
+    for (long long v = last; v >= 10; v /= 10)
+        digits++;
+    if (n + 8 + digits > DNS1035_MAX || !(name[0] >= 'a' && name[0] <= 'z'))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
 static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const struct tg_mpi *m)
 {
     char label[512], why[96];
@@ -145,6 +164,8 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
      * with replicas taken as 1 when the Worker spec is absent or not positive */
     if (m->worker && m->worker->replicas_set && m->worker->replicas > 0)
         replicas = m->worker->replicas;
+    if (worker_name_valid(wl->name, replicas - 1))
+        return;
     snprintf(label, sizeof(label), "%s-worker-%lld", wl->name, replicas - 1);
     if (dns1035_label(label, why, sizeof(why)))
         return;
