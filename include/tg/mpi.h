@@ -12,9 +12,14 @@
 /* The hostfile of an MPIJob: per_worker slots on each of its hosts. */
 struct tg_mpi_slots {
     long long per_worker, workers, total;
-    long long nodes; /* hosts in the hostfile: workers (+ the launcher) */
-    char what[96];   /* "slotsPerWorker 8 x 2 workers" */
+    long long nodes;    /* hosts in the hostfile: workers (+ the launcher) */
+    bool slots_default; /* slotsPerWorker not written: the operator's 1 */
+    bool launcher_host; /* the launcher is a host of the hostfile too */
 };
+
+/* The text of slots s, "slotsPerWorker 8 x 2 workers", written into buf (len bytes, 96 is
+ * enough) only where a message shows it. Returns buf. */
+const char *tg_mpi_slots_what(const struct tg_mpi_slots *s, char *buf, size_t len);
 
 /* The slots of MPIJob wl's hostfile: the workers and, when it is a host of the hostfile too
  * (runLauncherAsWorker, or training-operator's GPU launcher), the launcher. Returns 1 with *s

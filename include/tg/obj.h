@@ -19,7 +19,8 @@ json_t *tg_get_array(struct tg_eval *ev, json_t *parent, const struct tg_path *p
 const char *tg_get_string(struct tg_eval *ev, json_t *parent, const struct tg_path *path,
                           const char *key); /* NULL when absent */
 /* Integer member: 1 and sets *out when present and an integer (a float with no fraction counts,
- * as Kubernetes decodes 2.0 as 2); 0 when absent; -1 when of the wrong type (reported). */
+ * as Kubernetes decodes 2.0 as 2); 0 when absent; -1 when of the wrong type (reported; with ev
+ * NULL nothing is reported and path is not read, so it may be NULL). */
 int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
                long long *out);
 /* Boolean member: 1 and *out, 0 absent, -1 wrong type (reported). */

@@ -21,6 +21,13 @@ struct tg_path {
     unsigned short field_len, ptr_len;
 };
 
+/* The initializer of a fixed path, for a rule that reads the same place of every object:
+ * FIELD and PTR are string literals ("spec.x", "/spec/x"). */
+#define TG_PATH_CONST(FIELD, PTR)                                                                  \
+    {                                                                                              \
+        .field = FIELD, .ptr = PTR, .field_len = sizeof(FIELD) - 1, .ptr_len = sizeof(PTR) - 1     \
+    }
+
 void tg_path_root(struct tg_path *p);
 /* dst = src + key. dst may equal src. */
 void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key);

@@ -97,7 +97,8 @@ static bool plain_byte(unsigned char c)
 
 /* A key prints after a dot when it looks like an identifier (non-empty, plain bytes only), else
  * in brackets. One pass over the key gives its length, whether it is plain and whether its
- * pointer token needs escaping ('~', '/'); the common case is a few memcpy calls. */
+ * pointer token needs escaping ('~', '/'); the field and the pointer are then written in place
+ * (the common case is a memcpy each). */
 void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key)
 {
     size_t kl = 0;
@@ -110,15 +111,27 @@ void tg_path_key(struct tg_path *dst, const struct tg_path *src, const char *key
         }
     }
     path_copy(dst, src);
-    if (plain && kl)
-        field_append(dst, dst->field_len ? "." : "", key, kl, "");
-    else
-        field_append(dst, "[", key, kl, "]");
+    size_t n = dst->field_len;
+    plain = plain && kl;
+    size_t need = n + kl + (plain ? (n ? 1 : 0) : 2);
+    if (need + 1 > sizeof(dst->field)) {
+        dst->overflow = true;
+    } else {
+        char *f = dst->field + n;
+        if (!plain || n)
+            *f++ = plain ? '.' : '[';
+        memcpy(f, key, kl);
+        f += kl;
+        if (!plain)
+            *f++ = ']';
+        *f = '\0';
+        dst->field_len = (unsigned short)need;
+    }
     if (esc) {
         ptr_append(dst, key);
         return;
     }
-    size_t n = dst->ptr_len;
+    n = dst->ptr_len;
     if (n + 1 + kl + 1 > sizeof(dst->ptr)) {
         dst->overflow = true;
         return;

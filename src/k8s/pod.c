@@ -378,23 +378,58 @@ static void pin_path_index(const struct pin_ctx *x, struct tg_path *dst, const s
         tg_path_index(dst, src, i);
 }
 
-/* The pin of keys in the nodeSelector object ns (NULL: none), written at np (paths on only). */
+/* key (kl bytes, which may hold a NUL) is one of keys. */
+static bool key_in_n(const char *key, size_t kl, const char *const *keys, size_t nkeys)
+{
+    for (size_t i = 0; i < nkeys; i++) {
+        if (strlen(keys[i]) == kl && !memcmp(keys[i], key, kl))
+            return true;
+    }
+    return false;
+}
+
+/* A nodeSelector value v of one of the keys: the first one pins, another that differs leaves no
+ * node. The result does not depend on the order the keys are met in. */
+static int selector_value(struct tg_label_pin *out, const char *v)
+{
+    out->mentioned = true;
+    if (!out->finite) {
+        out->finite = true;
+        if (pin_add(out, v) < 0)
+            return -ENOMEM;
+    } else if (!tg_label_pin_has(out, v)) {
+        out->n = 0; /* two alias keys with different values: no node has both */
+    }
+    return 0;
+}
+
+/* The pin of keys in the nodeSelector object ns (NULL: none), written at np (paths on only).
+ * With paths off, a nodeSelector of at most SELECTOR_WALK_PER_KEY members per key is walked
+ * once, its keys compared, instead of one lookup per key (a hash lookup costs several times a
+ * step and a compare); members of the wrong type set bad either way. */
+#define SELECTOR_WALK_PER_KEY 4
 static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
                             const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
     tg_label_pin_init(out);
+    if (!x->paths && json_is_object(ns) && json_object_size(ns) <= SELECTOR_WALK_PER_KEY * nkeys) {
+        for (void *it = json_object_iter(ns); it; it = json_object_iter_next(ns, it)) {
+            if (!key_in_n(json_object_iter_key(it), json_object_iter_key_len(it), keys, nkeys))
+                continue;
+            json_t *v = json_object_iter_value(it);
+            if (json_is_null(v))
+                continue;
+            if (!json_is_string(v))
+                x->bad = true;
+            else if (selector_value(out, json_string_value(v)) < 0)
+                return -ENOMEM;
+        }
+        return 0;
+    }
     for (size_t i = 0; i < nkeys; i++) {
         const char *v = pin_get_string(x, ns, np, keys[i]);
-        if (!v)
-            continue;
-        out->mentioned = true;
-        if (!out->finite) {
-            out->finite = true;
-            if (pin_add(out, v) < 0)
-                return -ENOMEM;
-        } else if (!tg_label_pin_has(out, v)) {
-            out->n = 0; /* two alias keys with different values: no node has both */
-        }
+        if (v && selector_value(out, v) < 0)
+            return -ENOMEM;
     }
     return 0;
 }

@@ -39,20 +39,16 @@ static bool check_negative(struct tg_eval *ev, const char *field, const char *wh
  * negative minAvailable, minMember or replicas"), and the gang size is then not compared. */
 static void mpijob_negative_replicas(struct tg_eval *ev)
 {
-    static const char *const roles[] = {"Launcher", "Worker"};
+    static const char *const fields[] = {"spec.mpiReplicaSpecs.Launcher.replicas",
+                                         "spec.mpiReplicaSpecs.Worker.replicas"};
     const struct tg_mpi *m = &ev->wl->mpi;
     json_t *specs[] = {m->launcher_spec, m->worker_spec};
     for (size_t i = 0; i < 2; i++) {
-        struct tg_path p, rp;
         long long n = 0;
-        tg_path_root(&p);
-        tg_path_key(&p, &p, "spec");
-        tg_path_key(&p, &p, "mpiReplicaSpecs");
-        tg_path_key(&p, &p, roles[i]);
-        tg_path_key(&rp, &p, "replicas");
-        /* NULL ev: a wrong type is the workload decoder's object.invalid-field */
-        if (tg_get_int(NULL, specs[i], &p, "replicas", &n) == 1)
-            check_negative(ev, rp.field, "replicas", n);
+        /* NULL ev: a wrong type is the workload decoder's object.invalid-field (and with no
+         * report to write, tg_get_int needs no path) */
+        if (tg_get_int(NULL, specs[i], NULL, "replicas", &n) == 1)
+            check_negative(ev, fields[i], "replicas", n);
     }
 }
 

@@ -87,26 +87,23 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
 
 static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
 {
-    static const char *const roles[] = {"Launcher", "Worker"};
+    static const struct tg_path paths[] = {
+        TG_PATH_CONST("spec.mpiReplicaSpecs.Launcher", "/spec/mpiReplicaSpecs/Launcher"),
+        TG_PATH_CONST("spec.mpiReplicaSpecs.Worker", "/spec/mpiReplicaSpecs/Worker")};
     json_t *specs[] = {m->launcher_spec, m->worker_spec};
     if (m->v1)
         return; /* training-operator v1 accepts the common policies
                    (docs/references.md#ref-trainingop-mpijob-validation) */
     for (size_t i = 0; i < 2; i++) {
-        struct tg_path p;
         char field[TG_FIELD_MAX];
         if (!specs[i])
             continue;
-        snprintf(field, sizeof(field), "spec.mpiReplicaSpecs.%s", roles[i]);
-        tg_path_root(&p);
-        tg_path_key(&p, &p, "spec");
-        tg_path_key(&p, &p, "mpiReplicaSpecs");
-        tg_path_key(&p, &p, roles[i]);
-        const char *rp = tg_get_string(ev, specs[i], &p, "restartPolicy");
+        const struct tg_path *p = &paths[i];
+        const char *rp = tg_get_string(ev, specs[i], p, "restartPolicy");
         if (!rp || !strcmp(rp, "Never") || !strcmp(rp, "OnFailure"))
             continue;
         tg_report(ev, TG_RULE_MPI_RESTART_POLICY,
-                  tg_path_sub(field, sizeof(field), &p, "restartPolicy"),
+                  tg_path_sub(field, sizeof(field), p, "restartPolicy"),
                   "\"%.40s\" is not accepted by the MPI operator (Never or OnFailure); the job "
                   "would never start; use %s",
                   rp, i == 0 ? "OnFailure" : "Never");
@@ -138,6 +135,25 @@ static bool dns1035_label(const char *s, char *why, size_t whylen)
     return true;
 }
 
+/* <name>-worker-<last> is a DNS-1035 label, told without writing it: "-worker-" and the digits
+ * of last (0 or more) are valid bytes and end it with a digit, so it is one when name starts
+ * with a lower-case letter, holds only a-z, 0-9 and '-' and the whole fits in 63 characters.
+ * false: not one, and check_name writes the label to say why. */
+static bool worker_name_valid(const char *name, long long last)
+{
+    size_t n = strlen(name), digits = 1;
+    for (long long v = last; v >= 10; v /= 10)
+        digits++;
+    if (n + 8 + digits > DNS1035_MAX || !(name[0] >= 'a' && name[0] <= 'z'))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
 static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const struct tg_mpi *m)
 {
     char label[512], why[96];
@@ -148,6 +164,8 @@ static void check_name(struct tg_eval *ev, const struct tg_workload *wl, const s
      * with replicas taken as 1 when the Worker spec is absent or not positive */
     if (m->worker && m->worker->replicas_set && m->worker->replicas > 0)
         replicas = m->worker->replicas;
+    if (worker_name_valid(wl->name, replicas - 1))
+        return;
     snprintf(label, sizeof(label), "%s-worker-%lld", wl->name, replicas - 1);
     if (dns1035_label(label, why, sizeof(why)))
         return;
@@ -174,14 +192,20 @@ static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct tg_mp
         return false; /* launcher-only job: mpirun runs locally */
     if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
         return false;
-    int n =
-        snprintf(s->what, sizeof(s->what), "slotsPerWorker %lld%s x %lld worker%s", s->per_worker,
-                 m->slots_set ? "" : " (default)", s->workers, s->workers == 1 ? "" : "s");
-    if (launcher_host) {
+    s->slots_default = !m->slots_set;
+    s->launcher_host = launcher_host;
+    if (launcher_host)
         s->total += s->per_worker;
-        snprintf(s->what + n, sizeof(s->what) - (size_t)n, " + %lld launcher", s->per_worker);
-    }
     return true;
+}
+
+const char *tg_mpi_slots_what(const struct tg_mpi_slots *s, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "slotsPerWorker %lld%s x %lld worker%s", s->per_worker,
+                     s->slots_default ? " (default)" : "", s->workers, s->workers == 1 ? "" : "s");
+    if (s->launcher_host && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " + %lld launcher", s->per_worker);
+    return buf;
 }
 
 /* Is the launcher a host of the hostfile: runLauncherAsWorker, or training-operator's launcher
@@ -297,17 +321,20 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
     } else if (np > s->total && !r->oversubscribe) {
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
+        char what[96];
         tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, field,
                          "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
-                         r->launcher, np, s->total, s->what,
+                         r->launcher, np, s->total, tg_mpi_slots_what(s, what, sizeof(what)),
                          hydra ? "extra ranks share the GPUs of the same workers"
                                : "Open MPI fails (not enough slots)",
                          s->total);
     } else if (np < s->total && largest) {
+        char what[96];
         tg_report(ev, TG_RULE_MPI_NP_BELOW_SLOTS, field,
                   "%s -np %lld uses %lld of the %lld slots (%s): %lld stay idle; use -np %lld or "
                   "fewer workers or slots",
-                  r->launcher, np, np, s->total, s->what, s->total - np, s->total);
+                  r->launcher, np, np, s->total, tg_mpi_slots_what(s, what, sizeof(what)),
+                  s->total - np, s->total);
     }
 }
 
@@ -352,6 +379,20 @@ out:
     return cores;
 }
 
+/* The processes check_slots_accel compares, as its messages show them (written only for a
+ * finding). Returns true. */
+static bool slots_what(char *what, size_t len, const struct tg_mpi *m, const struct tg_mpirun *job,
+                       long long procs, long long rpw)
+{
+    if (job && (job->per_node.set || job->rank_procs != 1))
+        snprintf(what, len, "each worker runs %lld processes (%lld ranks x %lld)", procs, rpw,
+                 job->rank_procs);
+    else
+        snprintf(what, len, "slotsPerWorker %lld%s", m->slots_per_worker,
+                 m->slots_set ? "" : " (default)");
+    return true;
+}
+
 /* mpi.slots-gpu-mismatch (SPEC 10): the processes each worker runs -- ranks per worker (-N,
  * --npernode, ppr:N:node, else slotsPerWorker) times the processes each rank starts (a per-node
  * torchrun's --nproc_per_node) -- against its GPUs or logical NeuronCores. job is the launcher's
@@ -363,7 +404,6 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m,
     const struct tg_template *w = m->worker;
     long long spw = m->slots_per_worker, n = 0, procs, rpw;
     const char *field = "spec.slotsPerWorker";
-    const char *dflt = m->slots_set ? "" : " (default)";
     char what[128];
     if (!w || spw < 0)
         return;
@@ -378,20 +418,15 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m,
     if (job && job->rank_procs == 0)
         return;
     procs = rpw * (job ? job->rank_procs : 1);
-    if (job && (job->per_node.set || job->rank_procs != 1))
-        snprintf(what, sizeof(what), "each worker runs %lld processes (%lld ranks x %lld)", procs,
-                 rpw, job->rank_procs);
-    else
-        snprintf(what, sizeof(what), "slotsPerWorker %lld%s", spw, dflt);
     if (tg_template_count(w, TG_RES_GPU, &n) == 1 && n > 0) {
-        if (n != procs)
+        if (n != procs && slots_what(what, sizeof(what), m, job, procs, rpw))
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "%s but each worker has %lld nvidia.com/gpu: one process per GPU needs %lld",
                       what, n, n);
         return;
     }
     if (tg_template_count(w, RES_NEURONCORE, &n) == 1 && n > 0) {
-        if (n != procs)
+        if (n != procs && slots_what(what, sizeof(what), m, job, procs, rpw))
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "%s but each worker has %lld aws.amazon.com/neuroncore: one process per "
                       "NeuronCore needs %lld",
@@ -404,6 +439,7 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m,
         int cores = pinned_neuron_cores(ev, w);
         if (procs == n || (cores > 0 && procs == n * cores))
             return;
+        slots_what(what, sizeof(what), m, job, procs, rpw);
         if (cores > 0) {
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,
                       "%s but each worker has %lld aws.amazon.com/neuron devices (%lld logical "

@@ -13,19 +13,27 @@ static void unknown(struct tg_plan_world *w, const char *why)
     snprintf(w->why, sizeof(w->why), "%s", why);
 }
 
-/* n = nodes x per_node; how says so: "torchrun: 6 nodes x 8 GPUs". */
-static void known(struct tg_plan_world *w, const char *who, long long nodes, long long per_node,
-                  const char *what)
+/* n = nodes x per_node, without the text (for a caller that writes its own how). Returns false
+ * when the count overflows (w is then unknown). */
+static bool known_count(struct tg_plan_world *w, long long nodes, long long per_node)
 {
     w->known = true;
     w->nodes = nodes;
     w->per_node = per_node;
     if (__builtin_mul_overflow(nodes, per_node, &w->n)) {
         unknown(w, "the process count overflows");
-        return;
+        return false;
     }
-    snprintf(w->how, sizeof(w->how), "%.30s: %lld node%s x %lld %s", who, nodes,
-             nodes == 1 ? "" : "s", per_node, what);
+    return true;
+}
+
+/* n = nodes x per_node; how says so: "torchrun: 6 nodes x 8 GPUs". */
+static void known(struct tg_plan_world *w, const char *who, long long nodes, long long per_node,
+                  const char *what)
+{
+    if (known_count(w, nodes, per_node))
+        snprintf(w->how, sizeof(w->how), "%.30s: %lld node%s x %lld %s", who, nodes,
+                 nodes == 1 ? "" : "s", per_node, what);
 }
 
 const struct tg_template *tg_plan_rank_template(const struct tg_workload *wl,
@@ -77,10 +85,14 @@ static int mpi_ranks(struct tg_eval *ev, const struct tg_mpirun *r, struct tg_pl
         unknown(w, r->per_node.reason);
         return 0;
     }
-    long long per = r->per_node.set ? r->per_node.value : s.per_worker;
-    known(w, r->launcher, s.nodes, per, r->per_node.set ? "ranks per node" : "slots");
-    if (!r->per_node.set)
-        snprintf(w->how, sizeof(w->how), "%.20s without -np: %.90s", r->launcher, s.what);
+    if (r->per_node.set) {
+        known(w, r->launcher, s.nodes, r->per_node.value, "ranks per node");
+    } else {
+        char what[96];
+        known_count(w, s.nodes, s.per_worker);
+        snprintf(w->how, sizeof(w->how), "%.20s without -np: %.90s", r->launcher,
+                 tg_mpi_slots_what(&s, what, sizeof(what)));
+    }
     return 0;
 }
 
@@ -220,21 +232,23 @@ static int torch_world(struct tg_eval *ev, const struct tg_template *rt, const s
     long long nproc, min, max;
     bool gpus;
     const char *why = "";
-    char what[16];
     if (!torch_nproc(r, rt, &nproc, &gpus, &why)) {
         unknown(w, why);
         return 0;
     }
-    snprintf(what, sizeof(what), "%s", gpus ? "GPUs" : "processes");
+    const char *what = gpus ? "GPUs" : "processes";
     if (p->mpi) {
         const struct tg_mpirun *r0 = p->mpi_run < l->nruns ? &l->runs[p->mpi_run] : NULL;
         int rc = r0 ? mpi_ranks(ev, r0, w) : 0;
-        char ranks[sizeof(w->how)];
+        char ranks[61];
         if (rc < 0 || !w->known || !r0)
             return rc;
-        snprintf(ranks, sizeof(ranks), "%s", w->how);
-        known(w, r0->launcher, w->n, nproc, what);
-        snprintf(w->how, sizeof(w->how), "%.60s, each rank running torchrun with %lld %.10s", ranks,
+        /* the ranks' text, cut where the "%.60s" below would cut it */
+        size_t rl = strnlen(w->how, sizeof(ranks) - 1);
+        memcpy(ranks, w->how, rl);
+        ranks[rl] = '\0';
+        known_count(w, w->n, nproc);
+        snprintf(w->how, sizeof(w->how), "%s, each rank running torchrun with %lld %.10s", ranks,
                  nproc, what);
         return 0;
     }

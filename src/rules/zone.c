@@ -33,10 +33,17 @@ enum pin_state {
 /* How one template is placed, in zone terms. */
 struct zone_pin {
     enum pin_state state;
-    const char *zone;     /* the named zone when PIN_ONE names it, else NULL */
-    const char *zone_id;  /* the zone id (topology.k8s.aws/zone-id) when one is pinned, or NULL */
-    struct tg_path field; /* where the deciding pin is written */
-    bool preferred;       /* a preferred affinity names a zone key */
+    const char *zone;    /* the named zone when PIN_ONE names it, else NULL */
+    const char *zone_id; /* the zone id (topology.k8s.aws/zone-id) when one is pinned, or NULL */
+    /* Where the deciding pin is written: field itself (PIN_FIELD_PATH), or, built only when a
+     * finding names it (pin_field), t's nodeSelector key of keys or its required node affinity
+     * terms. */
+    enum { PIN_FIELD_PATH, PIN_FIELD_SELECTOR, PIN_FIELD_AFFINITY } field_kind;
+    const struct tg_template *field_tpl;
+    char *const *field_keys;
+    size_t field_nkeys;
+    struct tg_path field;
+    bool preferred; /* a preferred affinity names a zone key */
     struct tg_path pref_field;
     char allowed[LIST_MAX]; /* PIN_MULTIPLE: the zones the affinity allows */
 };
@@ -175,6 +182,31 @@ static void selector_path(const struct tg_template *t, char *const *zkeys, size_
         tg_path_key(p, p, nskey);
 }
 
+/* The deciding pin of zp is at t's nodeSelector (one of zkeys) or its required node affinity. */
+static void pin_field_later(struct zone_pin *zp, int kind, const struct tg_template *t,
+                            char *const *zkeys, size_t nzkeys)
+{
+    zp->field_kind = kind;
+    zp->field_tpl = t;
+    zp->field_keys = zkeys;
+    zp->field_nkeys = nzkeys;
+}
+
+/* Where the deciding pin of zp is written (buf holds it when it is built here). */
+static const char *pin_field(const struct zone_pin *zp, struct tg_path *buf)
+{
+    switch (zp->field_kind) {
+    case PIN_FIELD_SELECTOR:
+        selector_path(zp->field_tpl, zp->field_keys, zp->field_nkeys, buf);
+        return buf->field;
+    case PIN_FIELD_AFFINITY:
+        affinity_path(zp->field_tpl, buf);
+        return buf->field;
+    default:
+        return zp->field.field;
+    }
+}
+
 /* Works out how template t is placed by one family of zone keys (zone names, or zone ids: two
  * namespaces of values that are never compared with each other). Conflicts inside t are reported
  * when report is set. */
@@ -206,7 +238,7 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     if (ns.finite) {
         zp->state = PIN_ONE;
         zp->zone = ns.values[0];
-        selector_path(t, zkeys, nzkeys, &zp->field);
+        pin_field_later(zp, PIN_FIELD_SELECTOR, t, zkeys, nzkeys);
     }
     if (aff.finite && aff.n == 0) {
         zp->state = PIN_CONFLICT;
@@ -232,7 +264,7 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     if (!zp->zone && aff.finite && aff.n == 1) {
         zp->state = PIN_ONE;
         zp->zone = aff.values[0];
-        affinity_path(t, &zp->field);
+        pin_field_later(zp, PIN_FIELD_AFFINITY, t, zkeys, nzkeys);
     } else if (!zp->zone && aff.mentioned) {
         several = true;
     }
@@ -262,14 +294,17 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
         if (zp->state != PIN_ONE) {
             zp->state = PIN_ONE;
             zp->zone = sz->zone;
+            zp->field_kind = PIN_FIELD_PATH;
             zp->field = szp;
         }
     }
-    if (zp->state == PIN_NONE && pod_affinity_pin(ev, t, &zp->field))
+    if (zp->state == PIN_NONE && pod_affinity_pin(ev, t, &zp->field)) {
         zp->state = PIN_ONE;
+        zp->field_kind = PIN_FIELD_PATH;
+    }
     if (zp->state == PIN_NONE && several) {
         zp->state = PIN_MULTIPLE;
-        affinity_path(t, &zp->field);
+        pin_field_later(zp, PIN_FIELD_AFFINITY, t, zkeys, nzkeys);
         if (aff.finite)
             snprintf(zp->allowed, sizeof(zp->allowed), "%s", list);
     }
@@ -423,14 +458,15 @@ static bool needs_zone(const struct tg_workload *wl, const bool *efa, size_t i)
 static void report_unpinned(struct tg_eval *ev, const struct tg_template *t,
                             const struct zone_pin *zp)
 {
+    struct tg_path buf;
     if (zp->state == PIN_MULTIPLE) {
         if (zp->allowed[0])
-            tg_report(ev, TG_RULE_ZONE_MULTIPLE, zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_MULTIPLE, pin_field(zp, &buf),
                       "allows zones %s; EFA cannot span zones: allow one (or add a required zone "
                       "pod affinity)",
                       zp->allowed);
         else
-            tg_report(ev, TG_RULE_ZONE_MULTIPLE, zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_MULTIPLE, pin_field(zp, &buf),
                       "does not pin one zone in every term, and EFA cannot span zones: pin the "
                       "same zone in each term");
     } else if (ev->wl->kind == TG_KIND_TRAINJOB) {
@@ -455,6 +491,7 @@ static void check_between(struct tg_eval *ev, const bool *efa, const struct zone
     for (size_t j = 0; j < wl->ntpl; j++) {
         const struct zone_pin *zp = &pins[j];
         const struct tg_template *ref = NULL, *ref_id = NULL;
+        struct tg_path buf;
         const char *zone = NULL, *id = NULL;
         if (!efa[j] || zp->state != PIN_ONE)
             continue;
@@ -472,12 +509,12 @@ static void check_between(struct tg_eval *ev, const bool *efa, const struct zone
             }
         }
         if (zone && zp->zone && strcmp(zone, zp->zone))
-            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, pin_field(zp, &buf),
                       "pins zone %s but the %s template pins %s, and EFA cannot cross zones: "
                       "pin all templates to one zone",
                       zp->zone, ref->role_name, zone);
         if (id && zp->zone_id && strcmp(id, zp->zone_id))
-            tg_report(ev, TG_RULE_ZONE_CONFLICT, zp->field.field,
+            tg_report(ev, TG_RULE_ZONE_CONFLICT, pin_field(zp, &buf),
                       "pins zone id %s but the %s template pins %s, and EFA cannot cross zones: "
                       "pin all templates to one zone",
                       zp->zone_id, ref_id->role_name, id);

@@ -112,6 +112,50 @@ START_TEST(paths_print_plain_keys_after_a_dot_and_others_in_brackets)
 }
 END_TEST
 
+/* A key at the root prints without a dot (or in brackets); a key fills the field up to its last
+ * byte, and one byte more overflows and leaves the field as it was. */
+START_TEST(paths_at_the_root_and_at_the_last_byte)
+{
+    struct tg_path r, p;
+    char key[TG_PATH_MAX + 1];
+    tg_path_root(&r);
+    tg_path_key(&p, &r, "spec");
+    ck_assert_str_eq(p.field, "spec");
+    ck_assert_str_eq(p.ptr, "/spec");
+    tg_path_key(&p, &r, "a b");
+    ck_assert_str_eq(p.field, "[a b]");
+    ck_assert_str_eq(p.ptr, "/a b");
+    tg_path_key(&p, &r, "");
+    ck_assert_str_eq(p.field, "[]");
+    ck_assert_str_eq(p.ptr, "/");
+    for (size_t n = TG_PATH_MAX - 2; n <= TG_PATH_MAX; n++) {
+        memset(key, 'k', n);
+        key[n] = '\0';
+        tg_path_key(&p, &r, key);
+        /* field: n bytes + NUL; pointer: '/' + n bytes + NUL */
+        ck_assert_uint_eq(p.field_len, n < TG_PATH_MAX ? n : 0);
+        ck_assert_uint_eq(strlen(p.field), p.field_len);
+        ck_assert_uint_eq(p.ptr_len, n < TG_PATH_MAX - 1 ? n + 1 : 0);
+        ck_assert_uint_eq(strlen(p.ptr), p.ptr_len);
+        ck_assert(p.overflow == (n >= TG_PATH_MAX - 1));
+    }
+    tg_path_key(&r, &r, "r");
+    memset(key, 'k', TG_PATH_MAX - 4);
+    key[TG_PATH_MAX - 4] = '\0';
+    tg_path_key(&p, &r, key); /* "r." + 252 bytes + NUL fills 255 + 1 */
+    ck_assert_uint_eq(p.field_len, TG_PATH_MAX - 2);
+    key[TG_PATH_MAX - 4] = 'k';
+    key[TG_PATH_MAX - 3] = '\0';
+    tg_path_key(&p, &r, key);
+    ck_assert_uint_eq(p.field_len, TG_PATH_MAX - 1);
+    key[TG_PATH_MAX - 3] = 'k';
+    key[TG_PATH_MAX - 2] = '\0';
+    tg_path_key(&p, &r, key);
+    ck_assert_str_eq(p.field, "r");
+    ck_assert(p.overflow);
+}
+END_TEST
+
 /* The kept lengths match the strings through escapes, indexes, copies and overflow. */
 START_TEST(paths_keep_their_lengths_through_every_append)
 {
@@ -852,6 +896,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, findings_drop_duplicates_and_sort_by_rule_table_order);
     tcase_add_test(tc, sanitize_replaces_control_characters_and_cuts_at_rune_limit);
     tcase_add_test(tc, paths_escape_keys_for_people_and_for_json_pointers);
+    tcase_add_test(tc, paths_at_the_root_and_at_the_last_byte);
     tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
     tcase_add_test(tc, paths_print_plain_keys_after_a_dot_and_others_in_brackets);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);

@@ -1,5 +1,6 @@
 /* test_pod.c -- pod-template helpers: resource counts, EFA requests, label pins, env values. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,6 +353,83 @@ START_TEST(label_pin)
 }
 END_TEST
 
+/* tg_pin_node_selector walks a short nodeSelector and looks each key up in a longer one (more
+ * than 4 members per key): both sides of that threshold give the same pin. Each case runs as
+ * given (2 keys, 2 + 0..2 members: walked) and padded with 8 more members (looked up). */
+struct selector_case {
+    const char *ns; /* YAML of nodeSelector */
+    bool finite, mentioned;
+    const char *values;
+};
+
+static const struct selector_case selectors[] = {
+    {"{k1: a}", true, true, "a"},
+    {"{k2: b, other: x}", true, true, "b"},
+    {"{k1: a, k2: a}", true, true, "a"},
+    {"{k2: b, k1: a}", true, true, ""},
+    {"{k1: 3, k2: b}", true, true, "b"},
+    {"{k1: null, k2: [b]}", false, false, ""},
+    {"{other: a, k: b, k10: c}", false, false, ""},
+    {"{}", false, false, ""},
+};
+
+static void selector_pin(json_t *spec, const struct selector_case *sc, const char *how)
+{
+    static const char *const keys[] = {"k1", "k2"};
+    struct tg_label_pin pin;
+    struct tg_path root;
+    char got[64] = "";
+    tg_path_root(&root);
+    ck_assert_int_eq(tg_pin_node_selector(NULL, spec, &root, keys, 2, &pin), 0);
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == sc->finite, "%s (%s): finite %d", sc->ns, how, pin.finite);
+    ck_assert_msg(pin.mentioned == sc->mentioned, "%s (%s): mentioned %d", sc->ns, how,
+                  pin.mentioned);
+    ck_assert_msg(!strcmp(got, sc->values), "%s (%s): values [%s], expected [%s]", sc->ns, how, got,
+                  sc->values);
+    tg_label_pin_release(&pin);
+}
+
+START_TEST(selector_walk_and_lookup_agree)
+{
+    const struct selector_case *sc = &selectors[_i];
+    json_t *spec = json_object();
+    json_t *ns = yaml(sc->ns);
+    json_object_set_new(spec, "nodeSelector", ns);
+    ck_assert_uint_le(json_object_size(ns), 8);
+    selector_pin(spec, sc, "walked");
+    for (int i = 0; json_object_size(ns) <= 8; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "pad-%d", i);
+        json_object_set_new(ns, key, json_string("x"));
+    }
+    selector_pin(spec, sc, "looked up");
+    json_decref(spec);
+}
+END_TEST
+
+/* A member key with a NUL inside is not the key it starts with, walked or looked up. */
+START_TEST(selector_key_with_nul)
+{
+    static const struct selector_case sc = {"k1\\0x: z", false, false, ""};
+    json_t *spec = json_object();
+    json_t *ns = json_object();
+    json_object_set_new(spec, "nodeSelector", ns);
+    json_object_setn_new(ns, "k1\0x", 4, json_string("z"));
+    selector_pin(spec, &sc, "walked");
+    for (int i = 0; i < 8; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "pad-%d", i);
+        json_object_set_new(ns, key, json_string("x"));
+    }
+    selector_pin(spec, &sc, "looked up");
+    json_decref(spec);
+}
+END_TEST
+
 START_TEST(label_pin_has)
 {
     struct tg_label_pin pin;
@@ -438,6 +516,9 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, template_uses_claims);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
+    tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
+                        (int)(sizeof(selectors) / sizeof(selectors[0])));
+    tcase_add_test(tc, selector_key_with_nul);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);
