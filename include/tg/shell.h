@@ -39,19 +39,35 @@ struct tg_sh_var {
     size_t nelems;
 };
 
+/* What a shell holds is bounded, so that a short script cannot make the reader allocate without
+ * end (X=$X$X repeated doubles a value: 29 times make 4 GiB). A value past a bound is stored as
+ * unknown, with the reason, and is not followed:
+ * - TG_SH_VALUE_MAX: one value, or all the elements of an array together: Linux's
+ *   MAX_ARG_STRLEN (32 pages), the longest string execve(2) passes as one argument or environment
+ *   entry, so no command can receive a longer one (docs/references.md#ref-linux-arg-max);
+ * - TG_SH_ARRAY_MAX: the elements of one array (A+=(...) copies the array each time);
+ * - TG_SH_VARS_MAX: all the values and elements of one shell's variables together. */
+#define TG_SH_VALUE_MAX 131072
+#define TG_SH_ARRAY_MAX 1024
+#define TG_SH_VARS_MAX ((size_t)4 << 20)
+
 struct tg_sh_vars {
     struct tg_sh_var *v;
     size_t n, cap;
+    size_t bytes; /* the values' and elements' lengths together, at most TG_SH_VARS_MAX */
 };
 
 void tg_sh_vars_init(struct tg_sh_vars *vs);
 void tg_sh_vars_release(struct tg_sh_vars *vs);
 /* Sets (or replaces, keeping its place and export flag) name. value NULL means "defined,
- * unknown", with why as the reason. Returns 0 or -ENOMEM. */
+ * unknown", with why as the reason; so does a value past TG_SH_VALUE_MAX or TG_SH_VARS_MAX.
+ * Returns 0 or -ENOMEM. */
 int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, const char *why);
 struct tg_sh_word;
 /* Sets name to a copy of the array elems[0..n) (bash NAME=(...)); elems NULL means "an array of
- * unknown elements", with why as the reason. Returns 0 or -ENOMEM. */
+ * unknown elements", with why as the reason; so does an array past TG_SH_ARRAY_MAX elements or
+ * TG_SH_VALUE_MAX bytes, or one that would take the shell past TG_SH_VARS_MAX. Returns 0 or
+ * -ENOMEM. */
 int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const struct tg_sh_word *elems,
                          size_t n, const char *why);
 /* Marks name as exported (container env, `export NAME`); no-op when it is not defined. */

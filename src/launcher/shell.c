@@ -72,6 +72,35 @@ void tg_sh_vars_init(struct tg_sh_vars *vs)
 {
     vs->v = NULL;
     vs->n = vs->cap = 0;
+    vs->bytes = 0;
+}
+
+/* The bytes a variable holds towards TG_SH_VARS_MAX: its value and its elements. */
+static size_t var_bytes(const struct tg_sh_var *v)
+{
+    size_t n = v->value ? strlen(v->value) : 0;
+    for (size_t i = 0; i < v->nelems; i++)
+        n += strlen(v->elems[i].text);
+    return n;
+}
+
+static struct tg_sh_var *vars_find(const struct tg_sh_vars *vs, const char *name)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        if (strcmp(vs->v[i].name, name) == 0)
+            return &vs->v[i];
+    return NULL;
+}
+
+/* Why a value of len bytes is not held in place of a variable holding old bytes, or NULL. */
+static const char *over_bound(const struct tg_sh_vars *vs, size_t len, size_t old)
+{
+    if (len > TG_SH_VALUE_MAX)
+        return "a value longer than 131072 bytes, the longest string execve passes, is not "
+               "followed";
+    if (vs->bytes - old + len > TG_SH_VARS_MAX)
+        return "the script's variables would hold more than 4 MiB: not followed";
+    return NULL;
 }
 
 static void elems_free(struct tg_sh_var *v)
@@ -99,27 +128,31 @@ void tg_sh_vars_release(struct tg_sh_vars *vs)
 
 const struct tg_sh_var *tg_sh_vars_get(const struct tg_sh_vars *vs, const char *name)
 {
-    for (size_t i = 0; i < vs->n; i++)
-        if (strcmp(vs->v[i].name, name) == 0)
-            return &vs->v[i];
-    return NULL;
+    return vars_find(vs, name);
 }
 
 int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, const char *why)
 {
+    struct tg_sh_var *old = vars_find(vs, name);
+    size_t oldn = old ? var_bytes(old) : 0, len = value ? strlen(value) : 0;
+    const char *over = value ? over_bound(vs, len, oldn) : NULL;
+    if (over) {
+        value = NULL;
+        why = over;
+        len = 0;
+    }
     char *nv = value ? strdup(value) : NULL;
     char *nw = value ? NULL : strdup(why ? why : "value unknown");
     if ((value && !nv) || (!value && !nw))
         goto out_nomem;
-    for (size_t i = 0; i < vs->n; i++) {
-        if (strcmp(vs->v[i].name, name) == 0) {
-            free(vs->v[i].value);
-            free(vs->v[i].why);
-            elems_free(&vs->v[i]);
-            vs->v[i].value = nv;
-            vs->v[i].why = nw;
-            return 0;
-        }
+    if (old) {
+        free(old->value);
+        free(old->why);
+        elems_free(old);
+        old->value = nv;
+        old->why = nw;
+        vs->bytes = vs->bytes - oldn + len;
+        return 0;
     }
     if (vs->n == vs->cap) {
         size_t cap = vs->cap ? vs->cap * 2 : 16;
@@ -138,6 +171,7 @@ int tg_sh_vars_set(struct tg_sh_vars *vs, const char *name, const char *value, c
     vs->v[vs->n].elems = NULL;
     vs->v[vs->n].nelems = 0;
     vs->n++;
+    vs->bytes += len;
     return 0;
 out_nomem:
     free(nv);
@@ -148,6 +182,21 @@ out_nomem:
 int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const struct tg_sh_word *elems,
                          size_t n, const char *why)
 {
+    if (elems) {
+        const struct tg_sh_var *old = vars_find(vs, name);
+        size_t total = 0;
+        for (size_t i = 0; i < n && total <= TG_SH_VALUE_MAX; i++)
+            total += strlen(elems[i].text);
+        /* the first element is held twice: as the value and as elems[0] */
+        size_t first_len = n ? strlen(elems[0].text) : 0;
+        const char *over = n > TG_SH_ARRAY_MAX
+                               ? "an array of more than 1024 elements is not followed"
+                               : over_bound(vs, total + first_len, old ? var_bytes(old) : 0);
+        if (over) {
+            elems = NULL;
+            why = over;
+        }
+    }
     /* $NAME of an array is its first element (an empty array: empty) */
     const struct tg_sh_word *first = elems && n ? &elems[0] : NULL;
     int rc = !elems                      ? tg_sh_vars_set(vs, name, NULL, why)
@@ -169,6 +218,7 @@ int tg_sh_vars_set_array(struct tg_sh_vars *vs, const char *name, const struct t
         v->nelems = i + 1;
         if (!e->text || (elems[i].reason && !e->reason))
             return -ENOMEM;
+        vs->bytes += strlen(e->text);
     }
     return 0;
 }

@@ -76,6 +76,91 @@ START_TEST(shell_vars)
 }
 END_TEST
 
+/* A shell holds bounded values (include/tg/shell.h): one value up to TG_SH_VALUE_MAX bytes, an
+ * array up to TG_SH_ARRAY_MAX elements and TG_SH_VALUE_MAX bytes, all of them up to
+ * TG_SH_VARS_MAX; past a bound the variable is defined and unknown, with the reason. */
+START_TEST(shell_vars_are_bounded)
+{
+    struct tg_sh_vars vs;
+    char *big = malloc(TG_SH_VALUE_MAX + 2), name[16];
+    struct tg_sh_word *elems = calloc(TG_SH_ARRAY_MAX + 1, sizeof(*elems));
+
+    tg_sh_vars_init(&vs);
+    memset(big, 'a', TG_SH_VALUE_MAX + 1);
+    big[TG_SH_VALUE_MAX] = '\0'; /* exactly the bound: held */
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "A", big, NULL), 0);
+    ck_assert_uint_eq(strlen(tg_sh_vars_get(&vs, "A")->value), TG_SH_VALUE_MAX);
+    ck_assert_uint_eq(vs.bytes, TG_SH_VALUE_MAX);
+    big[TG_SH_VALUE_MAX] = 'a'; /* one past: unknown, and what A held is given back */
+    big[TG_SH_VALUE_MAX + 1] = '\0';
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "A", big, NULL), 0);
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "A")->value);
+    ck_assert_ptr_nonnull(strstr(tg_sh_vars_get(&vs, "A")->why, "longer than 131072 bytes"));
+    ck_assert_uint_eq(vs.bytes, 0);
+
+    /* 32 values of the largest size fill TG_SH_VARS_MAX; the 33rd is unknown; replacing one by
+     * an unknown one makes room again */
+    big[TG_SH_VALUE_MAX] = '\0';
+    for (int i = 0; i < 33; i++) {
+        snprintf(name, sizeof(name), "V%d", i);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, name, big, NULL), 0);
+        ck_assert((tg_sh_vars_get(&vs, name)->value != NULL) == (i < 32));
+    }
+    ck_assert_uint_eq(vs.bytes, TG_SH_VARS_MAX);
+    ck_assert_ptr_nonnull(strstr(tg_sh_vars_get(&vs, "V32")->why, "more than 4 MiB"));
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "V0", NULL, "unset"), 0);
+    ck_assert_int_eq(tg_sh_vars_set(&vs, "V32", big, NULL), 0);
+    ck_assert_ptr_nonnull(tg_sh_vars_get(&vs, "V32")->value);
+    tg_sh_vars_release(&vs);
+
+    /* arrays: TG_SH_ARRAY_MAX elements are held, one more is not */
+    tg_sh_vars_init(&vs);
+    for (size_t i = 0; i <= TG_SH_ARRAY_MAX; i++) {
+        elems[i].text = "e";
+        elems[i].resolved = true;
+    }
+    ck_assert_int_eq(tg_sh_vars_set_array(&vs, "R", elems, TG_SH_ARRAY_MAX, NULL), 0);
+    ck_assert_uint_eq(tg_sh_vars_get(&vs, "R")->nelems, TG_SH_ARRAY_MAX);
+    ck_assert_uint_eq(vs.bytes, TG_SH_ARRAY_MAX + 1); /* the elements and the value "e" */
+    ck_assert_int_eq(tg_sh_vars_set_array(&vs, "R", elems, TG_SH_ARRAY_MAX + 1, NULL), 0);
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "R")->elems);
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "R")->value);
+    ck_assert_ptr_nonnull(strstr(tg_sh_vars_get(&vs, "R")->why, "more than 1024 elements"));
+    ck_assert_uint_eq(vs.bytes, 0);
+    /* and no more than TG_SH_VALUE_MAX bytes in all */
+    elems[0].text = big;
+    ck_assert_int_eq(tg_sh_vars_set_array(&vs, "R", elems, 2, NULL), 0);
+    ck_assert_ptr_null(tg_sh_vars_get(&vs, "R")->elems);
+    tg_sh_vars_release(&vs);
+    free(elems);
+    free(big);
+}
+END_TEST
+
+/* X=$X$X repeated doubles X: the walk ends, X stops being followed past TG_SH_VALUE_MAX, and the
+ * command after it is still read (29 doublings of 8 bytes would be 4 GiB). */
+START_TEST(shell_walk_survives_a_value_that_doubles)
+{
+    struct seen s = {0};
+    char script[1024];
+    size_t at = (size_t)snprintf(script, sizeof(script), "X=aaaaaaaa; ");
+    for (int i = 0; i < 29; i++)
+        at += (size_t)snprintf(script + at, sizeof(script) - at, "X=$X$X; ");
+    snprintf(script + at, sizeof(script) - at, "mpirun -np 2 ./a ok");
+    struct tg_sh_walk wk = {.on_command = record, .ctx = &s};
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_str_eq(s.cmds[0], "mpirun -np 2 ./a ok");
+    const struct tg_sh_var *x = tg_sh_vars_get(&vs, "X");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_null(x->value);
+    ck_assert_uint_le(vs.bytes, TG_SH_VARS_MAX);
+    tg_sh_vars_release(&vs);
+}
+END_TEST
+
 START_TEST(shell_walk_hands_over_each_simple_command)
 {
     static const char script[] = "NP=4\n"
@@ -529,6 +614,8 @@ Suite *tg_test_shell_suite(void)
     Suite *s = suite_create("shell");
     TCase *tc = tcase_create("walk");
     tcase_add_test(tc, shell_vars);
+    tcase_add_test(tc, shell_vars_are_bounded);
+    tcase_add_test(tc, shell_walk_survives_a_value_that_doubles);
     tcase_add_test(tc, shell_walk_hands_over_each_simple_command);
     tcase_add_test(tc, shell_walk_words_reads_a_nested_script);
     tcase_add_test(tc, shell_walk_stops_where_sh_would);
