@@ -1178,8 +1178,9 @@ static void xp_bad(struct xp *x, const struct seg *g)
     xp_put(x, g->text, strlen(g->text));
 }
 
-/* Appends a word to out; text is copied. */
-static void wordlist_push(struct walk *w, struct wordlist *out, const char *text, size_t len)
+/* Appends a resolved word to out: text itself when the list's texts live in the scratch area
+ * (text is scratch too, NUL-terminated at len, and outlives the list), else a copy. */
+static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
 {
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 8;
@@ -1192,7 +1193,7 @@ static void wordlist_push(struct walk *w, struct wordlist *out, const char *text
         out->cap = cap;
     }
     struct tg_sh_word *o = &out->v[out->n];
-    o->text = out->scratch ? dupn(w, text, len) : strndup(text, len);
+    o->text = out->scratch ? text : strndup(text, len);
     if (!o->text) {
         w->err = -ENOMEM;
         return;
@@ -1204,7 +1205,9 @@ static void wordlist_push(struct walk *w, struct wordlist *out, const char *text
 
 /* expand_word of a word that is one literal segment (most words of a launch line): the literal
  * is the word, unsplit (splitting applies to expansions only); an empty unquoted literal makes
- * a word only without splitting, as the general path's final field does. */
+ * a word only without splitting, as the general path's final field does. A scratch list takes
+ * the segment's text itself: a command's raw words live as long as its expanded ones, and no
+ * word's text is written once read. */
 static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
                        struct wordlist *out)
 {
