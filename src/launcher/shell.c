@@ -420,6 +420,26 @@ static char *dupn(struct walk *w, const char *s, size_t len)
 
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
 {
+    if (!rw->v) {
+        /* a word's first segment (most words are one literal): the segment and its text in one
+         * piece of scratch, the text last so that it can still grow in place (a later segment
+         * moves the array of segments elsewhere, as sc_grow does when it is not the latest) */
+        size_t hs = align8(sizeof(struct seg));
+        char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
+        if (!q) {
+            if (!w->err)
+                w->err = -ENOMEM;
+            return;
+        }
+        struct seg *g = (struct seg *)(void *)q;
+        *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
+        memcpy(g->text, s, len);
+        g->text[len] = '\0';
+        w->sc.last = g->text;
+        rw->v = g;
+        rw->n = rw->cap = 1;
+        return;
+    }
     struct seg *last = rw->n ? &rw->v[rw->n - 1] : NULL;
     if (!last || last->kind != SEG_LIT || last->quoted != quoted) {
         last = rword_new_seg(w, rw, SEG_LIT);
