@@ -155,8 +155,19 @@ int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
     size_t i;
     json_t *e;
     json_array_foreach (list, i, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
-        json_t *val = json_object_get(e, "value");
+        /* the entry's members in one walk (name, value, valueFrom), not a lookup each */
+        json_t *jname = NULL, *val = NULL, *from = NULL;
+        for (void *it = json_object_iter(e); it; it = json_object_iter_next(e, it)) {
+            const char *k = json_object_iter_key(it);
+            size_t kl = json_object_iter_key_len(it);
+            if (kl == 4 && !memcmp(k, "name", 4))
+                jname = json_object_iter_value(it);
+            else if (kl == 5 && !memcmp(k, "value", 5))
+                val = json_object_iter_value(it);
+            else if (kl == 9 && !memcmp(k, "valueFrom", 9))
+                from = json_object_iter_value(it);
+        }
+        const char *name = json_string_value(jname);
         int rc;
         if (!name || !*name)
             continue;
@@ -167,7 +178,7 @@ int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
                 return -ENOMEM;
             rc = env_put(env, name, x);
         } else {
-            rc = tg_k8s_env_set(env, name, json_object_get(e, "valueFrom") ? NULL : "");
+            rc = tg_k8s_env_set(env, name, from ? NULL : "");
         }
         if (rc < 0)
             return rc;

@@ -464,12 +464,11 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
  * none does, no word of the command line can be a command a reader reads, and the shell walk (the
  * costliest step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
  * documented in docs/launcher.md. */
-static bool mentions_launcher(json_t *container)
+static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
 {
     /* args first: where a launch line usually is (command is often only a shell and -c) */
-    static const char *const lists[] = {"args", "command", "env"};
     for (size_t l = 0; l < 3; l++) {
-        json_t *arr = json_object_get(container, lists[l]);
+        json_t *arr = l == 0 ? args : l == 1 ? cmd : json_object_get(container, "env");
         size_t i;
         json_t *item;
         json_array_foreach (arr, i, item) {
@@ -509,7 +508,7 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
         goto out;
     cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
           (json_is_array(args) ? json_array_size(args) : 0);
-    if (cap == 0 || !mentions_launcher(container))
+    if (cap == 0 || !mentions_launcher(container, cmd, args))
         goto out;
     words = calloc(cap, sizeof(*words));
     if (!words) {

@@ -146,6 +146,34 @@ START_TEST(expand_agrees_with_a_plain_reading)
 }
 END_TEST
 
+/* The members of an env entry are told by their whole key: "name", "value" and "valueFrom"
+ * followed by a NUL byte and more are other keys. */
+START_TEST(expand_env_keys_are_whole_keys)
+{
+    json_t *ct = json_object(), *list = json_array(), *a = json_object(), *b = json_object();
+    ck_assert(ct && list && a && b);
+    ck_assert_int_eq(json_object_setn_new(a, "name\0x", 6, json_string("Q")), 0);
+    ck_assert_int_eq(json_object_set_new(a, "name", json_string("H")), 0);
+    ck_assert_int_eq(json_object_setn_new(a, "value\0", 6, json_string("no")), 0);
+    ck_assert_int_eq(json_object_set_new(a, "value", json_string("h")), 0);
+    ck_assert_int_eq(json_object_set_new(b, "name", json_string("I")), 0);
+    ck_assert_int_eq(json_object_setn_new(b, "valueFrom\0", 10, json_object()), 0);
+    ck_assert_int_eq(json_array_append_new(list, a), 0);
+    ck_assert_int_eq(json_array_append_new(list, b), 0);
+    ck_assert_int_eq(json_object_set_new(ct, "env", list), 0);
+    struct tg_k8s_env env;
+    tg_k8s_env_init(&env);
+    ck_assert_int_eq(tg_k8s_env_read(ct, &env), 0);
+    ck_assert_uint_eq(env.n, 2);
+    ck_assert_str_eq(env.v[0].name, "H");
+    ck_assert_str_eq(env.v[0].value, "h");
+    ck_assert_str_eq(env.v[1].name, "I");
+    ck_assert_str_eq(env.v[1].value, ""); /* no valueFrom: the API default */
+    tg_k8s_env_release(&env);
+    json_decref(ct);
+}
+END_TEST
+
 Suite *tg_test_expand_suite(void);
 Suite *tg_test_expand_suite(void)
 {
@@ -154,6 +182,7 @@ Suite *tg_test_expand_suite(void)
     tcase_add_test(tc, expand_k8s_references);
     tcase_add_test(tc, expand_env_list_as_the_kubelet_builds_it);
     tcase_add_test(tc, expand_agrees_with_a_plain_reading);
+    tcase_add_test(tc, expand_env_keys_are_whole_keys);
     suite_add_tcase(s, tc);
     return s;
 }
