@@ -1016,11 +1016,28 @@ static void wordlist_release(struct wordlist *wl)
     for (size_t i = 0; i < wl->n; i++) {
         if (!wl->scratch)
             free(wl->v[i].text);
-        free(wl->v[i].reason);
+        if (wl->v[i].reason) /* most words have none */
+            free(wl->v[i].reason);
     }
     free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
+}
+
+/* Room for one more word in wl. false and w->err set on ENOMEM. */
+static bool wordlist_room(struct walk *w, struct wordlist *wl)
+{
+    if (wl->n < wl->cap)
+        return true;
+    size_t cap = wl->cap ? wl->cap * 2 : 8;
+    struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
+    if (!v) {
+        w->err = -ENOMEM;
+        return false;
+    }
+    wl->v = v;
+    wl->cap = cap;
+    return true;
 }
 
 /* The expansion of one raw word in progress: the field being built and where fields go. */
@@ -1056,16 +1073,8 @@ static void xp_end_field(struct xp *x, bool force)
     if (!x->has && !force)
         return;
     struct wordlist *wl = x->out;
-    if (wl->n == wl->cap) {
-        size_t cap = wl->cap ? wl->cap * 2 : 8;
-        struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
-        if (!v) {
-            x->w->err = -ENOMEM;
-            return;
-        }
-        wl->v = v;
-        wl->cap = cap;
-    }
+    if (!wordlist_room(x->w, wl))
+        return;
     sb_puts(&x->b, "");
     struct tg_sh_word *o = &wl->v[wl->n];
     if (wl->scratch) {
@@ -1202,16 +1211,8 @@ static void xp_bad(struct xp *x, const struct seg *g)
  * (text is scratch too, NUL-terminated at len, and outlives the list), else a copy. */
 static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
 {
-    if (out->n == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 8;
-        struct tg_sh_word *v = realloc(out->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
-            return;
-        }
-        out->v = v;
-        out->cap = cap;
-    }
+    if (!wordlist_room(w, out))
+        return;
     struct tg_sh_word *o = &out->v[out->n];
     o->text = out->scratch ? text : strndup(text, len);
     if (!o->text) {
@@ -1692,6 +1693,13 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     }
     /* the prefix assignments as they are, then the command's words split into fields */
     struct wordlist words = {.scratch = true};
+    /* room for a word per raw word up front (more only when expansions split into fields) */
+    words.v = malloc((cmd->n - first) * sizeof(*words.v));
+    if (!words.v) {
+        w->err = -ENOMEM;
+        return;
+    }
+    words.cap = cmd->n - first;
     for (size_t k = first; k < cmd->n && !w->err; k++)
         expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
     size_t nassign = i - first;
