@@ -73,6 +73,10 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
  * not read (docs/launcher.md, "A fast path"). Returns 0 or -ENOMEM. */
 int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out);
 
+/* Does s contain one of the strings some command line a reader reads contains (mpirun, torchrun,
+ * parallel, batch, ...: src/launcher/launch.c)? The fast path's test on each string. */
+bool tg_launch_mentions(const char *s);
+
 /* For the env mutator and the EFA rules: does the container run an Open MPI launcher (mpirun,
  * mpiexec, orterun, prterun, or horovodrun on an OpenMPI job), and is `name` forwarded to the
  * ranks by every such invocation (-x NAME[=...], mca_base_env_list, or forward-all)? */

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "tg/expand.h"
-#include "tg/jsonw.h"
 
 void tg_k8s_env_init(struct tg_k8s_env *env)
 {
@@ -31,11 +30,9 @@ const struct tg_k8s_env_var *tg_k8s_env_get(const struct tg_k8s_env *env, const 
     return NULL;
 }
 
-int tg_k8s_env_set(struct tg_k8s_env *env, const char *name, const char *value)
+/* tg_k8s_env_set with the value nv (malloc'd, or NULL: unknown) handed over: freed on error. */
+static int env_put(struct tg_k8s_env *env, const char *name, char *nv)
 {
-    char *nv = value ? strdup(value) : NULL;
-    if (value && !nv)
-        return -ENOMEM;
     for (size_t i = 0; i < env->n; i++) {
         if (strcmp(env->v[i].name, name) == 0) {
             free(env->v[i].value);
@@ -62,6 +59,14 @@ out_free_value:
     return -ENOMEM;
 }
 
+int tg_k8s_env_set(struct tg_k8s_env *env, const char *name, const char *value)
+{
+    char *nv = value ? strdup(value) : NULL;
+    if (value && !nv)
+        return -ENOMEM;
+    return env_put(env, name, nv);
+}
+
 /* The value $(NAME) stands for when `name` (len bytes) has a literal value in env, else NULL. */
 static const char *lookup(const struct tg_k8s_env *env, const char *name, size_t len)
 {
@@ -74,39 +79,74 @@ static const char *lookup(const struct tg_k8s_env *env, const char *name, size_t
     return v ? v->value : NULL;
 }
 
-char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen)
+/* Appends len bytes of src at out + *at (out NULL: only counts them). */
+static void put(char *out, size_t *at, const char *src, size_t len)
 {
-    struct tg_buf b;
-    tg_buf_init(&b);
-    if (unknown && unknownlen)
-        unknown[0] = '\0';
+    if (out)
+        memcpy(out + *at, src, len);
+    *at += len;
+}
+
+/* The expansion of s written to out (NULL: not written), its length returned. */
+static size_t expand_to(const char *s, const struct tg_k8s_env *env, char *out, char *unknown,
+                        size_t unknownlen)
+{
+    size_t at = 0;
     for (const char *p = s; *p;) {
         const char *d = strchr(p, '$');
         if (!d) {
-            tg_buf_puts(&b, p);
+            put(out, &at, p, strlen(p));
             break;
         }
-        tg_buf_put(&b, p, (size_t)(d - p));
+        put(out, &at, p, (size_t)(d - p));
         p = d;
         const char *close = p[1] == '(' ? strchr(p + 2, ')') : NULL;
         if (p[1] == '$') {
-            tg_buf_put(&b, "$", 1);
+            put(out, &at, "$", 1);
             p += 2;
         } else if (close) {
             const char *value = lookup(env, p + 2, (size_t)(close - (p + 2)));
             if (value) {
-                tg_buf_puts(&b, value);
+                put(out, &at, value, strlen(value));
             } else {
                 if (unknown && unknownlen && !unknown[0])
                     snprintf(unknown, unknownlen, "%.*s", (int)(close - p + 1), p);
-                tg_buf_put(&b, p, (size_t)(close - p + 1));
+                put(out, &at, p, (size_t)(close - p + 1));
             }
             p = close + 1;
         } else {
-            tg_buf_put(&b, p++, 1);
+            put(out, &at, p++, 1);
         }
     }
-    return tg_buf_steal(&b, NULL);
+    return at;
+}
+
+/* Does s hold a `$$` or a `$(`, the only text expansion changes? */
+static bool expands(const char *s)
+{
+    for (const char *d = strchr(s, '$'); d; d = strchr(d + 1, '$'))
+        if (d[1] == '$' || d[1] == '(')
+            return true;
+    return false;
+}
+
+char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen)
+{
+    if (unknown && unknownlen)
+        unknown[0] = '\0';
+    /* sized exactly (a long script no longer grows a buffer of 512 bytes doubling): s itself
+     * when nothing in it expands, else the length counted first */
+    bool x = expands(s);
+    size_t n = x ? expand_to(s, env, NULL, NULL, 0) : strlen(s);
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    if (x)
+        expand_to(s, env, out, unknown, unknownlen);
+    else
+        memcpy(out, s, n);
+    out[n] = '\0';
+    return out;
 }
 
 int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
@@ -115,19 +155,30 @@ int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
     size_t i;
     json_t *e;
     json_array_foreach (list, i, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
-        json_t *val = json_object_get(e, "value");
+        /* the entry's members in one walk (name, value, valueFrom), not a lookup each */
+        json_t *jname = NULL, *val = NULL, *from = NULL;
+        for (void *it = json_object_iter(e); it; it = json_object_iter_next(e, it)) {
+            const char *k = json_object_iter_key(it);
+            size_t kl = json_object_iter_key_len(it);
+            if (kl == 4 && !memcmp(k, "name", 4))
+                jname = json_object_iter_value(it);
+            else if (kl == 5 && !memcmp(k, "value", 5))
+                val = json_object_iter_value(it);
+            else if (kl == 9 && !memcmp(k, "valueFrom", 9))
+                from = json_object_iter_value(it);
+        }
+        const char *name = json_string_value(jname);
         int rc;
         if (!name || !*name)
             continue;
         if (json_is_string(val)) {
+            /* the expanded value is the entry's own (no second copy) */
             char *x = tg_k8s_expand(json_string_value(val), env, NULL, 0);
             if (!x)
                 return -ENOMEM;
-            rc = tg_k8s_env_set(env, name, x);
-            free(x);
+            rc = env_put(env, name, x);
         } else {
-            rc = tg_k8s_env_set(env, name, json_object_get(e, "valueFrom") ? NULL : "");
+            rc = tg_k8s_env_set(env, name, from ? NULL : "");
         }
         if (rc < 0)
             return rc;

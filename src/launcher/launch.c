@@ -32,7 +32,6 @@ struct launch_walk {
 struct launch_reader {
     const char *what;             /* for people reading the table */
     bool (*is)(const char *word); /* does the (resolved) command word run it */
-    const char *const *mentions;  /* strings any command line running it contains */
     int (*read)(struct launch_walk *lw, const struct tg_sh_cmd *cmd);
 };
 
@@ -118,9 +117,6 @@ static int read_mpirun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     return append_run(lw->out, &run);
 }
 
-static const char *const mpi_mentions[] = {"mpirun",  "mpiexec",    "orterun",
-                                           "prterun", "horovodrun", NULL};
-
 /* ---- the parallel plan ----------------------------------------------------------------------*/
 
 static const char *cwd_of(const struct launch_walk *lw, int depth)
@@ -162,12 +158,6 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     l->nplans++;
     return 0;
 }
-
-/* Strings a command line that the plan reader reads contains: its launchers' names or the words
- * of the flags the plan rules judge (parallel sizes, batch sizes, a DeepSpeed config). */
-static const char *const plan_mentions[] = {
-    "parallel",          "batch",    "accumulat", "deepspeed", "accelerate", "torchrun",
-    "torch.distributed", "trainer.", "nemo",      NULL};
 
 /* ---- files the script writes ----------------------------------------------------------------*/
 
@@ -281,19 +271,53 @@ static int read_torchrun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     return 0;
 }
 
-static const char *const torch_mentions[] = {"torchrun", "torch.distributed.run",
-                                             "torch.distributed.launch", NULL};
-
 /* ---- the reader table -------------------------------------------------------------------------
  * One row per kind of launch. The next readers (torchrun, python -m torch.distributed.run and
  * torch.distributed.launch, deepspeed, accelerate launch, Megatron/NeMo training scripts) are a
  * row here, a file beside mpirun.c, and an array in struct tg_launch. */
 static const struct launch_reader readers[] = {
-    {"MPI launchers", tg_launcher_is_mpi, mpi_mentions, read_mpirun},
-    {"torchrun", tg_launcher_is_torch, torch_mentions, read_torchrun},
+    {"MPI launchers", tg_launcher_is_mpi, read_mpirun},
+    {"torchrun", tg_launcher_is_torch, read_torchrun},
     /* after the launchers it builds on: it reads the program they start */
-    {"the parallel plan", tg_plan_is_command, plan_mentions, read_plan},
+    {"the parallel plan", tg_plan_is_command, read_plan},
 };
+
+/* The strings any command line a row reads contains, sorted by first byte: the MPI launchers'
+ * names (mpirun, mpiexec, orterun, prterun, horovodrun); torchrun's (torchrun,
+ * torch.distributed, which torch.distributed.run and .launch contain); and the plan reader's,
+ * its launchers' names or the words of the flags the plan rules judge (parallel sizes, batch
+ * sizes, a DeepSpeed config: parallel, batch, accumulat, deepspeed, accelerate, torchrun,
+ * torch.distributed, trainer., nemo). A new row adds its strings here and to mention_at. */
+static const char *const mention_text[] = {
+    "accumulat", "accelerate",        "batch",    "deepspeed", "horovodrun",
+    "mpirun",    "mpiexec",           "nemo",     "orterun",   "parallel",
+    "prterun",   "torch.distributed", "torchrun", "trainer."};
+
+/* mention_at[c]: the first index in mention_text of the strings that start with byte c, and
+ * their count (0: none does). */
+static const unsigned char mention_at[256][2] = {
+    ['a'] = {0, 2}, ['b'] = {2, 1}, ['d'] = {3, 1}, ['h'] = {4, 1},  ['m'] = {5, 2},
+    ['n'] = {7, 1}, ['o'] = {8, 1}, ['p'] = {9, 2}, ['t'] = {11, 3},
+};
+
+bool tg_launch_mentions(const char *s)
+{
+    /* one pass over s: only the strings that start with a byte are compared there (a strstr per
+     * string scanned a long env value fourteen times) */
+    for (; *s; s++) {
+        const unsigned char *at = mention_at[(unsigned char)*s];
+        for (unsigned k = at[0]; k < (unsigned)at[0] + at[1]; k++) {
+            const char *m = mention_text[k] + 1, *p = s + 1;
+            while (*m && *m == *p) {
+                m++;
+                p++;
+            }
+            if (!*m)
+                return true;
+        }
+    }
+    return false;
+}
 
 /* Every row whose command word matches reads the command, in table order. */
 static int on_command(void *ctx, const struct tg_sh_cmd *cmd)
@@ -436,28 +460,21 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
 }
 
 /* Does any string the command line can be made of (command, args, literal env values that
- * $(VAR) or $VAR could bring in) contain a string of a reader's mentions? When none does, no
- * word of the command line can be a command a reader reads, and the shell walk (the costliest
- * step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
+ * $(VAR) or $VAR could bring in) contain a string of some reader's row (tg_launch_mentions)? When
+ * none does, no word of the command line can be a command a reader reads, and the shell walk (the
+ * costliest step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
  * documented in docs/launcher.md. */
-static bool mentions_launcher(json_t *container)
+static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
 {
     /* args first: where a launch line usually is (command is often only a shell and -c) */
-    static const char *const lists[] = {"args", "command", "env"};
     for (size_t l = 0; l < 3; l++) {
-        json_t *arr = json_object_get(container, lists[l]);
+        json_t *arr = l == 0 ? args : l == 1 ? cmd : json_object_get(container, "env");
         size_t i;
         json_t *item;
         json_array_foreach (arr, i, item) {
             const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
-            /* the last row first: the plan reader's words (parallel, batch) are on most launch
-             * lines, whichever launcher starts them */
-            for (size_t r = sizeof(readers) / sizeof(readers[0]); s && r-- > 0;) {
-                for (const char *const *m = readers[r].mentions; *m; m++) {
-                    if (strstr(s, *m))
-                        return true;
-                }
-            }
+            if (s && tg_launch_mentions(s))
+                return true;
         }
     }
     return false;
@@ -491,7 +508,7 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
         goto out;
     cap = (json_is_array(cmd) ? json_array_size(cmd) : 0) +
           (json_is_array(args) ? json_array_size(args) : 0);
-    if (cap == 0 || !mentions_launcher(container))
+    if (cap == 0 || !mentions_launcher(container, cmd, args))
         goto out;
     words = calloc(cap, sizeof(*words));
     if (!words) {

@@ -470,6 +470,26 @@ static char *dupn(struct walk *w, const char *s, size_t len)
 
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
 {
+    if (!rw->v) {
+        /* a word's first segment (most words are one literal): the segment and its text in one
+         * piece of scratch, the text last so that it can still grow in place (a later segment
+         * moves the array of segments elsewhere, as sc_grow does when it is not the latest) */
+        size_t hs = align8(sizeof(struct seg));
+        char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
+        if (!q) {
+            if (!w->err)
+                w->err = -ENOMEM;
+            return;
+        }
+        struct seg *g = (struct seg *)(void *)q;
+        *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
+        memcpy(g->text, s, len);
+        g->text[len] = '\0';
+        w->sc.last = g->text;
+        rw->v = g;
+        rw->n = rw->cap = 1;
+        return;
+    }
     struct seg *last = rw->n ? &rw->v[rw->n - 1] : NULL;
     if (!last || last->kind != SEG_LIT || last->quoted != quoted) {
         last = rword_new_seg(w, rw, SEG_LIT);
@@ -1046,11 +1066,28 @@ static void wordlist_release(struct wordlist *wl)
     for (size_t i = 0; i < wl->n; i++) {
         if (!wl->scratch)
             free(wl->v[i].text);
-        free(wl->v[i].reason);
+        if (wl->v[i].reason) /* most words have none */
+            free(wl->v[i].reason);
     }
     free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
+}
+
+/* Room for one more word in wl. false and w->err set on ENOMEM. */
+static bool wordlist_room(struct walk *w, struct wordlist *wl)
+{
+    if (wl->n < wl->cap)
+        return true;
+    size_t cap = wl->cap ? wl->cap * 2 : 8;
+    struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
+    if (!v) {
+        w->err = -ENOMEM;
+        return false;
+    }
+    wl->v = v;
+    wl->cap = cap;
+    return true;
 }
 
 /* The expansion of one raw word in progress: the field being built and where fields go. */
@@ -1086,16 +1123,8 @@ static void xp_end_field(struct xp *x, bool force)
     if (!x->has && !force)
         return;
     struct wordlist *wl = x->out;
-    if (wl->n == wl->cap) {
-        size_t cap = wl->cap ? wl->cap * 2 : 8;
-        struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
-        if (!v) {
-            x->w->err = -ENOMEM;
-            return;
-        }
-        wl->v = v;
-        wl->cap = cap;
-    }
+    if (!wordlist_room(x->w, wl))
+        return;
     sb_puts(&x->b, "");
     struct tg_sh_word *o = &wl->v[wl->n];
     if (wl->scratch) {
@@ -1228,21 +1257,14 @@ static void xp_bad(struct xp *x, const struct seg *g)
     xp_put(x, g->text, strlen(g->text));
 }
 
-/* Appends a word to out; text is copied. */
-static void wordlist_push(struct walk *w, struct wordlist *out, const char *text, size_t len)
+/* Appends a resolved word to out: text itself when the list's texts live in the scratch area
+ * (text is scratch too, NUL-terminated at len, and outlives the list), else a copy. */
+static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
 {
-    if (out->n == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 8;
-        struct tg_sh_word *v = realloc(out->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
-            return;
-        }
-        out->v = v;
-        out->cap = cap;
-    }
+    if (!wordlist_room(w, out))
+        return;
     struct tg_sh_word *o = &out->v[out->n];
-    o->text = out->scratch ? dupn(w, text, len) : strndup(text, len);
+    o->text = out->scratch ? text : strndup(text, len);
     if (!o->text) {
         w->err = -ENOMEM;
         return;
@@ -1254,7 +1276,9 @@ static void wordlist_push(struct walk *w, struct wordlist *out, const char *text
 
 /* expand_word of a word that is one literal segment (most words of a launch line): the literal
  * is the word, unsplit (splitting applies to expansions only); an empty unquoted literal makes
- * a word only without splitting, as the general path's final field does. */
+ * a word only without splitting, as the general path's final field does. A scratch list takes
+ * the segment's text itself: a command's raw words live as long as its expanded ones, and no
+ * word's text is written once read. */
 static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
                        struct wordlist *out)
 {
@@ -1719,6 +1743,13 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     }
     /* the prefix assignments as they are, then the command's words split into fields */
     struct wordlist words = {.scratch = true};
+    /* room for a word per raw word up front (more only when expansions split into fields) */
+    words.v = malloc((cmd->n - first) * sizeof(*words.v));
+    if (!words.v) {
+        w->err = -ENOMEM;
+        return;
+    }
+    words.cap = cmd->n - first;
     for (size_t k = first; k < cmd->n && !w->err; k++)
         expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
     size_t nassign = i - first;

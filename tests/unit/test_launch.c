@@ -1482,6 +1482,98 @@ START_TEST(launcher_put_terminates_as_snprintf)
 }
 END_TEST
 
+/* tg_launch_mentions (one pass, by first byte) against a strstr per string of the readers' rows as
+ * they were written (torch.distributed.run and .launch included): each string alone, inside
+ * other text, cut short by one byte, with its last byte changed, and random text over the
+ * strings' own bytes (near misses). */
+static bool mentions_by_strstr(const char *s)
+{
+    static const char *const rows[] = {"mpirun",
+                                       "mpiexec",
+                                       "orterun",
+                                       "prterun",
+                                       "horovodrun",
+                                       "torchrun",
+                                       "torch.distributed.run",
+                                       "torch.distributed.launch",
+                                       "parallel",
+                                       "batch",
+                                       "accumulat",
+                                       "deepspeed",
+                                       "accelerate",
+                                       "torchrun",
+                                       "torch.distributed",
+                                       "trainer.",
+                                       "nemo"};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (strstr(s, rows[i]))
+            return true;
+    return false;
+}
+
+START_TEST(launcher_mentions_agree_with_strstr)
+{
+    static const char *const words[] = {"mpirun",
+                                        "mpiexec",
+                                        "orterun",
+                                        "prterun",
+                                        "horovodrun",
+                                        "torchrun",
+                                        "parallel",
+                                        "batch",
+                                        "accumulat",
+                                        "deepspeed",
+                                        "accelerate",
+                                        "trainer.",
+                                        "nemo",
+                                        "torch.distributed",
+                                        "torch.distributed.launch",
+                                        "t",
+                                        "",
+                                        "sleep infinity",
+                                        "/opt/amazon/openmpi/lib:$LD_LIBRARY_PATH"};
+    char buf[128];
+    size_t checked = 0, found = 0;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        size_t n = strlen(words[i]);
+        /* the word alone, and with text before and after it */
+        static const char *const before[] = {"", "x ", "", "pp", "to"};
+        static const char *const after[] = {"", "", " y", "tt", "ba"};
+        for (size_t f = 0; f < sizeof(before) / sizeof(before[0]); f++) {
+            for (int cut = 0; cut < 3; cut++) {
+                char w[64];
+                snprintf(w, sizeof(w), "%s", words[i]);
+                if (cut == 1 && n > 0)
+                    w[n - 1] = '\0'; /* one byte short */
+                if (cut == 2 && n > 0)
+                    w[n - 1] = w[n - 1] == 'z' ? 'y' : 'z'; /* last byte changed */
+                snprintf(buf, sizeof(buf), "%s%s%s", before[f], w, after[f]);
+                bool want = mentions_by_strstr(buf);
+                ck_assert_msg(tg_launch_mentions(buf) == want, "\"%s\": want %d", buf, want);
+                checked++;
+                found += want;
+            }
+        }
+    }
+    /* random text over the bytes the strings are made of */
+    static const char alphabet[] = "mpirunexcothvdbalsgfkmz. _";
+    unsigned x = 12345;
+    for (int t = 0; t < 20000; t++) {
+        size_t len = (size_t)(t % 40);
+        for (size_t k = 0; k < len; k++) {
+            x = x * 1103515245u + 12345u;
+            buf[k] = alphabet[(x >> 16) % (sizeof(alphabet) - 1)];
+        }
+        buf[len] = '\0';
+        bool want = mentions_by_strstr(buf);
+        ck_assert_msg(tg_launch_mentions(buf) == want, "\"%s\": want %d", buf, want);
+        checked++;
+        found += want;
+    }
+    ck_assert(found > 50 && found < checked); /* both answers were checked */
+}
+END_TEST
+
 Suite *tg_test_launch_suite(void);
 Suite *tg_test_launch_suite(void)
 {
@@ -1497,6 +1589,7 @@ Suite *tg_test_launch_suite(void)
     tcase_add_test(api, launcher_valuefrom_reason_names_the_variable);
     tcase_add_test(api, launcher_read_only_when_a_launcher_is_named);
     tcase_add_test(api, launcher_put_terminates_as_snprintf);
+    tcase_add_test(api, launcher_mentions_agree_with_strstr);
     suite_add_tcase(s, api);
     return s;
 }

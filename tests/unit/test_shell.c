@@ -483,6 +483,125 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
 }
 END_TEST
 
+/* A word's first literal is carved with its segment in one piece of scratch (a 40-byte segment,
+ * then the text): words whose piece just fits the block left, or just does not, at the first
+ * and second block's sizes and with a word before them; each alone, grown in place by a second
+ * literal of the same quoting ('a''b'), and followed by segments of other kinds. */
+START_TEST(shell_reads_first_segments_at_block_edges)
+{
+    static const size_t sizes[] = {0,    1,    7,    8,    9,    895,  896,  897, 903,
+                                   904,  905,  943,  944,  945,  950,  951,  952, 953,
+                                   1935, 1936, 1943, 1944, 1945, 1951, 1952, 1953};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        char *a = repeat('a', n);
+        size_t len = 8 * n + 256;
+        char *script = malloc(len);
+        ck_assert_ptr_nonnull(script);
+        snprintf(script, len,
+                 "w '%s'\n"
+                 "w '%s''bc'\n"
+                 "w '%s'x\\ y\"$E\"z\n"
+                 "%s '%s'\n",
+                 a, a, a, n ? a : "w", a);
+        struct whole r = {0};
+        struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "E", "e", NULL), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(r.n, 4);
+        for (size_t c = 0; c < 4; c++)
+            ck_assert_uint_eq(r.nwords[c], 2);
+        ck_assert_str_eq(r.words[0][1], a);
+        ck_assert_uint_eq(strlen(r.words[1][1]), n + 2);
+        ck_assert(!strncmp(r.words[1][1], a, n) && !strcmp(r.words[1][1] + n, "bc"));
+        ck_assert_uint_eq(strlen(r.words[2][1]), n + 5);
+        ck_assert(!strncmp(r.words[2][1], a, n) && !strcmp(r.words[2][1] + n, "x yez"));
+        ck_assert_str_eq(r.words[3][0], n ? a : "w");
+        ck_assert_str_eq(r.words[3][1], a);
+        for (size_t c = 0; c < r.n; c++)
+            for (size_t i = 0; i < r.nwords[c]; i++)
+                free(r.words[c][i]);
+        tg_sh_vars_release(&vs);
+        free(script);
+        free(a);
+    }
+}
+END_TEST
+
+/* A command's words: "w", then for each i a literal of i % 50 + 1 bytes (byte 'a' + i % 26)
+ * and, every third word, $L's two fields "p q". */
+struct many {
+    size_t n;  /* literals */
+    size_t ok; /* commands checked */
+};
+
+static int check_many(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct many *m = ctx;
+    size_t at = 1;
+    ck_assert_str_eq(cmd->words[0].text, "w");
+    for (size_t i = 0; i < m->n; i++) {
+        size_t len = i % 50 + 1;
+        ck_assert_uint_lt(at, cmd->nwords);
+        ck_assert_uint_eq(strlen(cmd->words[at].text), len);
+        for (size_t k = 0; k < len; k++)
+            ck_assert_int_eq(cmd->words[at].text[k], 'a' + (int)(i % 26));
+        ck_assert(cmd->words[at].resolved);
+        at++;
+        if (i % 3 == 2) {
+            ck_assert_uint_lt(at + 1, cmd->nwords);
+            ck_assert_str_eq(cmd->words[at].text, "p");
+            ck_assert_str_eq(cmd->words[at + 1].text, "q");
+            at += 2;
+        }
+    }
+    ck_assert_uint_eq(at, cmd->nwords);
+    m->ok++;
+    return 0;
+}
+
+/* Commands of as many words as the word array's sizes (8, doubling) and around them, the array
+ * growing in the scratch area among the words' texts: every word comes out whole, in order. */
+START_TEST(shell_reads_commands_of_many_words)
+{
+    static const size_t counts[] = {1,  4,  5,  6,  7,  8,  9,  15, 16,  17,  21,  22,
+                                    31, 32, 33, 43, 44, 63, 64, 65, 127, 128, 129, 300};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        struct many m = {.n = counts[c]};
+        size_t len = m.n * 56 + 64;
+        char *script = malloc(2 * len);
+        ck_assert_ptr_nonnull(script);
+        size_t at = 0;
+        for (int rep = 0; rep < 2; rep++) { /* twice: the second after the scratch is emptied */
+            script[at++] = 'w';
+            for (size_t i = 0; i < m.n; i++) {
+                script[at++] = ' ';
+                for (size_t k = 0; k < i % 50 + 1; k++)
+                    script[at++] = (char)('a' + i % 26);
+                if (i % 3 == 2) {
+                    memcpy(script + at, " $L", 3);
+                    at += 3;
+                }
+            }
+            script[at++] = '\n';
+        }
+        script[at] = '\0';
+        struct tg_sh_walk wk = {.on_command = check_many, .ctx = &m};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "L", "p q", NULL), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(m.ok, 2);
+        tg_sh_vars_release(&vs);
+        free(script);
+    }
+}
+END_TEST
+
 /* An inner shell reads the outer shell's variables until it assigns one (then works on its own
  * copy), at every depth; nothing it assigns or exports comes back out. */
 START_TEST(shell_inner_shells_keep_their_assignments)
@@ -625,6 +744,8 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
+    tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
+    tcase_add_test(tc, shell_reads_commands_of_many_words);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
