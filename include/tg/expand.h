@@ -20,9 +20,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The longest expansion followed: Linux's MAX_ARG_STRLEN, the longest string execve(2) passes as
+ * one argument or environment entry (docs/references.md#ref-linux-arg-max). A longer one (env
+ * values that double $(A)$(A) down a list reach gigabytes in a few dozen entries) is not built. */
+#define TG_K8S_VALUE_MAX 131072
+
 struct tg_k8s_env_var {
     char *name;
-    char *value; /* expanded literal value; NULL: set from valueFrom, unknown at admission */
+    char *value;   /* expanded literal value; NULL: unknown at admission (valueFrom, or too_long) */
+    bool too_long; /* value NULL because it expands past TG_K8S_VALUE_MAX */
 };
 
 /* Invariant: names are distinct and in the order of their first definition. */
@@ -48,8 +54,10 @@ const struct tg_k8s_env_var *tg_k8s_env_get(const struct tg_k8s_env *env, const 
 int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env);
 
 /* Kubernetes $(VAR) expansion of one command/args item or env value s against env. *unknown
- * (may be NULL) gets the first $(NAME) left as written ("" when none). Returns a malloc'd string
- * or NULL on ENOMEM. */
-char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen);
+ * (may be NULL) gets the first $(NAME) left as written ("" when none). An expansion longer than
+ * TG_K8S_VALUE_MAX is not built: s is returned as written and *too_long (may be NULL) set.
+ * Returns a malloc'd string or NULL on ENOMEM. */
+char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen,
+                    bool *too_long);
 
 #endif

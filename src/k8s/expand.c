@@ -37,6 +37,7 @@ static int env_put(struct tg_k8s_env *env, const char *name, char *nv)
         if (strcmp(env->v[i].name, name) == 0) {
             free(env->v[i].value);
             env->v[i].value = nv;
+            env->v[i].too_long = false;
             return 0;
         }
     }
@@ -52,6 +53,7 @@ static int env_put(struct tg_k8s_env *env, const char *name, char *nv)
     if (!env->v[env->n].name)
         goto out_free_value;
     env->v[env->n].value = nv;
+    env->v[env->n].too_long = false;
     env->n++;
     return 0;
 out_free_value:
@@ -87,12 +89,13 @@ static void put(char *out, size_t *at, const char *src, size_t len)
     *at += len;
 }
 
-/* The expansion of s written to out (NULL: not written), its length returned. */
+/* The expansion of s written to out (NULL: not written), its length returned; when only counting,
+ * the count stops past TG_K8S_VALUE_MAX (the expansion is not built then). */
 static size_t expand_to(const char *s, const struct tg_k8s_env *env, char *out, char *unknown,
                         size_t unknownlen)
 {
     size_t at = 0;
-    for (const char *p = s; *p;) {
+    for (const char *p = s; *p && (out || at <= TG_K8S_VALUE_MAX);) {
         const char *d = strchr(p, '$');
         if (!d) {
             put(out, &at, p, strlen(p));
@@ -130,14 +133,23 @@ static bool expands(const char *s)
     return false;
 }
 
-char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen)
+char *tg_k8s_expand(const char *s, const struct tg_k8s_env *env, char *unknown, size_t unknownlen,
+                    bool *too_long)
 {
     if (unknown && unknownlen)
         unknown[0] = '\0';
+    if (too_long)
+        *too_long = false;
     /* sized exactly (a long script no longer grows a buffer of 512 bytes doubling): s itself
      * when nothing in it expands, else the length counted first */
     bool x = expands(s);
     size_t n = x ? expand_to(s, env, NULL, NULL, 0) : strlen(s);
+    if (x && n > TG_K8S_VALUE_MAX) {
+        if (too_long)
+            *too_long = true;
+        x = false; /* s as written */
+        n = strlen(s);
+    }
     char *out = malloc(n + 1);
     if (!out)
         return NULL;
@@ -172,11 +184,19 @@ int tg_k8s_env_read(json_t *container, struct tg_k8s_env *env)
         if (!name || !*name)
             continue;
         if (json_is_string(val)) {
-            /* the expanded value is the entry's own (no second copy) */
-            char *x = tg_k8s_expand(json_string_value(val), env, NULL, 0);
+            /* the expanded value is the entry's own (no second copy); one too long to follow
+             * is unknown */
+            bool too_long;
+            char *x = tg_k8s_expand(json_string_value(val), env, NULL, 0, &too_long);
             if (!x)
                 return -ENOMEM;
+            if (too_long) {
+                free(x);
+                x = NULL;
+            }
             rc = env_put(env, name, x);
+            if (rc == 0 && too_long)
+                ((struct tg_k8s_env_var *)tg_k8s_env_get(env, name))->too_long = true;
         } else {
             rc = tg_k8s_env_set(env, name, from ? NULL : "");
         }

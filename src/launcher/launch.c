@@ -403,12 +403,17 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
 /* ---- containers -------------------------------------------------------------------------------*/
 
 /* "$NAME is set from valueFrom, unknown at admission", NAME cut at 60 bytes. */
-static void valuefrom_why(char *buf, size_t len, const char *name)
+static void valuefrom_why(char *buf, size_t len, const struct tg_k8s_env_var *v)
 {
     static const char tail[] = " is set from valueFrom, unknown at admission";
+    static const char long_tail[] = " expands to more than 131072 bytes (the longest string "
+                                    "execve passes): not followed";
     size_t at = tg_launch_put(buf, len, 0, "$", 1);
-    at = tg_launch_put(buf, len, at, name, strnlen(name, 60));
-    tg_launch_put(buf, len, at, tail, sizeof(tail) - 1);
+    at = tg_launch_put(buf, len, at, v->name, strnlen(v->name, 60));
+    if (v->too_long)
+        tg_launch_put(buf, len, at, long_tail, sizeof(long_tail) - 1);
+    else
+        tg_launch_put(buf, len, at, tail, sizeof(tail) - 1);
 }
 
 /* The container's env as exported shell variables; a valueFrom value is unknown, with why. */
@@ -418,7 +423,7 @@ static int vars_from_env(const struct tg_k8s_env *env, struct tg_sh_vars *vars)
         const struct tg_k8s_env_var *e = &env->v[i];
         char why[TG_LAUNCH_REASON_MAX] = "";
         if (!e->value)
-            valuefrom_why(why, sizeof(why), e->name);
+            valuefrom_why(why, sizeof(why), e);
         if (tg_sh_vars_set(vars, e->name, e->value, why) < 0)
             return -ENOMEM;
         tg_sh_vars_export(vars, e->name);
@@ -438,17 +443,23 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
             return -EINVAL;
         char unknown[96];
         struct tg_sh_word *w = &words[(*n)++];
-        w->text = tg_k8s_expand(s, env, unknown, sizeof(unknown));
+        bool too_long;
+        w->text = tg_k8s_expand(s, env, unknown, sizeof(unknown), &too_long);
         if (!w->text)
             return -ENOMEM;
-        w->resolved = !unknown[0];
-        if (unknown[0]) {
+        w->resolved = !unknown[0] && !too_long;
+        if (too_long) {
+            w->reason = strdup("the item expands to more than 131072 bytes (the longest string "
+                               "execve passes): not followed");
+            if (!w->reason)
+                return -ENOMEM;
+        } else if (unknown[0]) {
             char name[80];
             char why[TG_LAUNCH_REASON_MAX];
             snprintf(name, sizeof(name), "%.*s", (int)strlen(unknown) - 3, unknown + 2);
             const struct tg_k8s_env_var *v = tg_k8s_env_get(env, name);
             if (v && !v->value)
-                valuefrom_why(why, sizeof(why), v->name);
+                valuefrom_why(why, sizeof(why), v);
             else
                 snprintf(why, sizeof(why), "%s is not defined in the container env", unknown);
             w->reason = strdup(why);

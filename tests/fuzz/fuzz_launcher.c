@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char unknown[96];
     tg_k8s_env_init(&env);
     if (tg_k8s_env_set(&env, "NP", "16") == 0 && tg_k8s_env_set(&env, "UID", NULL) == 0)
-        free(tg_k8s_expand(script, &env, unknown, sizeof(unknown)));
+        free(tg_k8s_expand(script, &env, unknown, sizeof(unknown), NULL));
     tg_k8s_env_release(&env);
     free(script);
     return 0;

@@ -18,18 +18,76 @@ START_TEST(expand_k8s_references)
     ck_assert_str_eq(tg_k8s_env_get(&env, "A")->value, "2");
     ck_assert_ptr_null(tg_k8s_env_get(&env, "C"));
     char unk[32];
-    char *s = tg_k8s_expand("x$(A)y$$(A)$(B)$(C)$(", &env, unk, sizeof(unk));
+    char *s = tg_k8s_expand("x$(A)y$$(A)$(B)$(C)$(", &env, unk, sizeof(unk), NULL);
     ck_assert_str_eq(s, "x2y$(A)$(B)$(C)$(");
     ck_assert_str_eq(unk, "$(B)");
     free(s);
-    s = tg_k8s_expand("$$$(A) $A ${A} $() a$", &env, NULL, 0);
+    s = tg_k8s_expand("$$$(A) $A ${A} $() a$", &env, NULL, 0, NULL);
     ck_assert_str_eq(s, "$2 $A ${A} $() a$");
     free(s);
-    s = tg_k8s_expand("", &env, unk, sizeof(unk));
+    s = tg_k8s_expand("", &env, unk, sizeof(unk), NULL);
     ck_assert_str_eq(s, "");
     ck_assert_str_eq(unk, "");
     free(s);
     tg_k8s_env_release(&env);
+}
+END_TEST
+
+/* An expansion longer than TG_K8S_VALUE_MAX is not built: the item stays as written with
+ * too_long set, and an env value that would be is unknown, marked too_long. Env values doubling
+ * down a list of 40 entries (64 bytes * 2^39) stay bounded. */
+START_TEST(expand_is_bounded)
+{
+    struct tg_k8s_env env;
+    char *v = malloc(TG_K8S_VALUE_MAX / 2 + 1);
+    bool too_long;
+
+    tg_k8s_env_init(&env);
+    memset(v, 'v', TG_K8S_VALUE_MAX / 2);
+    v[TG_K8S_VALUE_MAX / 2] = '\0';
+    ck_assert_int_eq(tg_k8s_env_set(&env, "H", v), 0);
+    char *s = tg_k8s_expand("$(H)$(H)", &env, NULL, 0, &too_long); /* exactly the bound */
+    ck_assert(!too_long);
+    ck_assert_uint_eq(strlen(s), TG_K8S_VALUE_MAX);
+    free(s);
+    s = tg_k8s_expand("$(H)$(H)x", &env, NULL, 0, &too_long); /* one past */
+    ck_assert(too_long);
+    ck_assert_str_eq(s, "$(H)$(H)x");
+    free(s);
+    tg_k8s_env_release(&env);
+    free(v);
+
+    json_t *list = json_array();
+    json_array_append_new(
+        list, json_pack("{s:s, s:s}", "name", "V0", "value",
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+    for (int i = 1; i < 40; i++) {
+        char name[8], value[32];
+        snprintf(name, sizeof(name), "V%d", i);
+        snprintf(value, sizeof(value), "$(V%d)$(V%d)", i - 1, i - 1);
+        json_array_append_new(list, json_pack("{s:s, s:s}", "name", name, "value", value));
+    }
+    json_t *ct = json_pack("{s:o}", "env", list);
+    tg_k8s_env_init(&env);
+    ck_assert_int_eq(tg_k8s_env_read(ct, &env), 0);
+    ck_assert_uint_eq(env.n, 40);
+    /* 64 * 2^11 = 131072 is held; V12 would be twice that */
+    ck_assert_uint_eq(strlen(tg_k8s_env_get(&env, "V11")->value), TG_K8S_VALUE_MAX);
+    ck_assert(!tg_k8s_env_get(&env, "V11")->too_long);
+    ck_assert_ptr_null(tg_k8s_env_get(&env, "V12")->value);
+    ck_assert(tg_k8s_env_get(&env, "V12")->too_long);
+    /* V13 refers to the unknown V12, which is left as written (as for a valueFrom variable);
+     * that text doubles again down the list, and is cut again at the bound */
+    ck_assert_str_eq(tg_k8s_env_get(&env, "V13")->value, "$(V12)$(V12)");
+    ck_assert(!tg_k8s_env_get(&env, "V13")->too_long);
+    size_t cut = 0;
+    for (size_t i = 0; i < env.n; i++) {
+        ck_assert(!env.v[i].value || strlen(env.v[i].value) <= TG_K8S_VALUE_MAX);
+        cut += env.v[i].too_long;
+    }
+    ck_assert_uint_ge(cut, 2);
+    tg_k8s_env_release(&env);
+    json_decref(ct);
 }
 END_TEST
 
@@ -129,7 +187,7 @@ START_TEST(expand_agrees_with_a_plain_reading)
         in[len] = '\0';
         char unk[64], want_unk[64];
         expand_by_hand(in, &env, want, want_unk);
-        char *got = tg_k8s_expand(in, &env, unk, sizeof(unk));
+        char *got = tg_k8s_expand(in, &env, unk, sizeof(unk), NULL);
         ck_assert_ptr_nonnull(got);
         ck_assert_str_eq(got, want);
         ck_assert_str_eq(unk, want_unk);
@@ -180,6 +238,7 @@ Suite *tg_test_expand_suite(void)
     Suite *s = suite_create("expand");
     TCase *tc = tcase_create("kubelet");
     tcase_add_test(tc, expand_k8s_references);
+    tcase_add_test(tc, expand_is_bounded);
     tcase_add_test(tc, expand_env_list_as_the_kubelet_builds_it);
     tcase_add_test(tc, expand_agrees_with_a_plain_reading);
     tcase_add_test(tc, expand_env_keys_are_whole_keys);
