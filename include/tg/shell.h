@@ -50,6 +50,10 @@ struct tg_sh_var {
 #define TG_SH_VALUE_MAX 131072
 #define TG_SH_ARRAY_MAX 1024
 #define TG_SH_VARS_MAX ((size_t)4 << 20)
+/* The text all the expansions of one walk produce (words, fields, nested scripts), each field
+ * counting the size of its word too: past it the walk stops as at a reading error
+ * (script_error), so that `Y=$X$X...` or `$X $X ...` over a large X stays bounded too. */
+#define TG_SH_EXPAND_MAX ((size_t)16 << 20)
 
 struct tg_sh_vars {
     struct tg_sh_var *v;
@@ -135,8 +139,9 @@ void tg_sh_env_release(struct tg_sh_env *env);
 bool tg_sh_cmd_getenv(const struct tg_sh_cmd *cmd, const char *name, const char **value);
 
 /* The walk over one container command line. The caller sets on_command and ctx; the walk sets
- * script_error and error when reading stopped early (unterminated quote, `$(` or `${`, or
- * scripts nested deeper than TG_SH_MAX_DEPTH); the first such reason is kept. */
+ * script_error and error when reading stopped early (unterminated quote, `$(` or `${`, scripts
+ * nested deeper than TG_SH_MAX_DEPTH, or expansions past TG_SH_EXPAND_MAX); the first such reason
+ * is kept. */
 struct tg_sh_walk {
     /* Called for each simple command the reader does not interpret itself, in the order the
      * shell would run them. Returns 0 to go on, or a negative errno, which ends the walk. */
@@ -144,6 +149,7 @@ struct tg_sh_walk {
     void *ctx;
     bool script_error;
     char error[TG_SH_REASON_MAX];
+    size_t expanded; /* bytes the expansions produced so far, at most TG_SH_EXPAND_MAX */
 };
 
 /* Reads argv as the words of one simple command (exec form: a container's command and args,

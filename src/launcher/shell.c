@@ -1101,10 +1101,26 @@ struct xp {
     char *reason;
 };
 
-static void xp_put(struct xp *x, const char *s, size_t len)
+/* w->err when the expansions went past TG_SH_EXPAND_MAX: the walk stops without an error. */
+#define WALK_STOPPED 1
+
+/* Counts n bytes of expansion towards TG_SH_EXPAND_MAX; false (the walk stopped, script_error
+ * set) past it. */
+static bool expand_budget(struct walk *w, size_t n)
 {
-    sb_putn(&x->b, s, len);
-    x->has = true;
+    struct tg_sh_walk *wk = w->wk;
+    if (n <= TG_SH_EXPAND_MAX - wk->expanded) {
+        wk->expanded += n;
+        return true;
+    }
+    if (!wk->script_error) {
+        wk->script_error = true;
+        snprintf(wk->error, sizeof(wk->error),
+                 "the script expands to more than 16 MiB of words: read no further");
+    }
+    if (!w->err)
+        w->err = WALK_STOPPED;
+    return false;
 }
 
 static void xp_unresolved(struct xp *x, const char *why)
@@ -1117,13 +1133,28 @@ static void xp_unresolved(struct xp *x, const char *why)
         x->w->err = -ENOMEM;
 }
 
+/* Appends to the field; a field longer than TG_SH_VALUE_MAX (no command can receive it) keeps
+ * its first bytes and is unresolved. */
+static void xp_put(struct xp *x, const char *s, size_t len)
+{
+    x->has = true;
+    if (x->b.n + len > TG_SH_VALUE_MAX) {
+        xp_unresolved(x, "the word expands to more than 131072 bytes, the longest string execve "
+                         "passes: not followed");
+        return;
+    }
+    if (!expand_budget(x->w, len))
+        return;
+    sb_putn(&x->b, s, len);
+}
+
 /* Ends the field being built (when there is one, or always when force). */
 static void xp_end_field(struct xp *x, bool force)
 {
     if (!x->has && !force)
         return;
     struct wordlist *wl = x->out;
-    if (!wordlist_room(x->w, wl))
+    if (!expand_budget(x->w, sizeof(struct tg_sh_word)) || !wordlist_room(x->w, wl))
         return;
     sb_puts(&x->b, "");
     struct tg_sh_word *o = &wl->v[wl->n];
@@ -2041,7 +2072,8 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
 
 int tg_sh_walk_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars, int depth)
 {
-    return parse_script(wk, script, vars, false, depth, 0);
+    int rc = parse_script(wk, script, vars, false, depth, 0);
+    return rc == WALK_STOPPED ? 0 : rc;
 }
 
 int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_t argc,
@@ -2050,5 +2082,5 @@ int tg_sh_walk_words(struct tg_sh_walk *wk, const struct tg_sh_word *argv, size_
     struct walk w = {.wk = wk, .vars = vars, .depth = 0};
     process_words(&w, argv, argc, 1);
     scratch_release(&w.sc);
-    return w.err;
+    return w.err == WALK_STOPPED ? 0 : w.err;
 }

@@ -46,6 +46,8 @@ static int record(void *ctx, const struct tg_sh_cmd *cmd)
         int k = snprintf(buf + at, sizeof(s->cmds[0]) - at, "%s%s%s", i ? " " : "",
                          w->resolved ? "" : "?", w->text);
         at += k > 0 ? (size_t)k : 0;
+        if (at >= sizeof(s->cmds[0])) /* cut (a long word) */
+            at = sizeof(s->cmds[0]) - 1;
     }
     s->line[s->n] = cmd->line;
     s->depth[s->n] = cmd->depth;
@@ -158,6 +160,50 @@ START_TEST(shell_walk_survives_a_value_that_doubles)
     ck_assert_ptr_null(x->value);
     ck_assert_uint_le(vs.bytes, TG_SH_VARS_MAX);
     tg_sh_vars_release(&vs);
+}
+END_TEST
+
+/* A word longer than TG_SH_VALUE_MAX is unresolved; expansions past TG_SH_EXPAND_MAX in all stop
+ * the walk as a reading error does (Y=$X$X... over a 64 KiB X asked for 128 MiB). */
+START_TEST(shell_walk_bounds_what_expansions_produce)
+{
+    struct seen s = {0};
+    struct tg_sh_walk wk = {.on_command = record, .ctx = &s};
+    struct tg_sh_vars vs;
+    size_t cap = 16 * 1024, at;
+    char *script = malloc(cap);
+
+    /* X of 65536 bytes; mpirun gets "$X$X$X" (unresolved, cut) and then "$X$X" (131072 bytes:
+     * resolved; cut by this test's record) */
+    at = (size_t)snprintf(script, cap,
+                          "X=aaaaaaaaaaaaaaaa; X=$X$X$X$X$X$X$X$X; X=$X$X$X$X$X$X$X$X; "
+                          "X=$X$X$X$X$X$X$X$X; X=$X$X$X$X$X$X$X$X; "
+                          "mpirun -np 2 \"$X$X$X\" \"$X$X\"");
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+    ck_assert(!wk.script_error);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_ptr_nonnull(strstr(s.cmds[0], "mpirun -np 2 ?aaaa"));
+    tg_sh_vars_release(&vs);
+
+    /* 2,000 words of 64 KiB: the walk stops past 16 MiB, with the reason, and says it read
+     * only part of the script; nothing after it is handed over */
+    memset(&s, 0, sizeof(s));
+    wk = (struct tg_sh_walk){.on_command = record, .ctx = &s};
+    at = (size_t)snprintf(script, cap,
+                          "X=aaaaaaaaaaaaaaaa; X=$X$X$X$X$X$X$X$X; X=$X$X$X$X$X$X$X$X; "
+                          "X=$X$X$X$X$X$X$X$X; X=$X$X$X$X$X$X$X$X; echo");
+    for (int i = 0; i < 2000 && at + 4 < cap; i++)
+        at += (size_t)snprintf(script + at, cap - at, " $X");
+    snprintf(script + at, cap - at, "; mpirun -np 2 ./a");
+    tg_sh_vars_init(&vs);
+    ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+    ck_assert(wk.script_error);
+    ck_assert_ptr_nonnull(strstr(wk.error, "more than 16 MiB"));
+    ck_assert_uint_le(wk.expanded, TG_SH_EXPAND_MAX);
+    ck_assert_uint_eq(s.n, 0);
+    tg_sh_vars_release(&vs);
+    free(script);
 }
 END_TEST
 
@@ -735,6 +781,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_vars);
     tcase_add_test(tc, shell_vars_are_bounded);
     tcase_add_test(tc, shell_walk_survives_a_value_that_doubles);
+    tcase_add_test(tc, shell_walk_bounds_what_expansions_produce);
     tcase_add_test(tc, shell_walk_hands_over_each_simple_command);
     tcase_add_test(tc, shell_walk_words_reads_a_nested_script);
     tcase_add_test(tc, shell_walk_stops_where_sh_would);
