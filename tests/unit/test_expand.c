@@ -62,7 +62,7 @@ START_TEST(expand_is_bounded)
         list, json_pack("{s:s, s:s}", "name", "V0", "value",
                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
     for (int i = 1; i < 40; i++) {
-        char name[8], value[32];
+        char name[16], value[64];
         snprintf(name, sizeof(name), "V%d", i);
         snprintf(value, sizeof(value), "$(V%d)$(V%d)", i - 1, i - 1);
         json_array_append_new(list, json_pack("{s:s, s:s}", "name", name, "value", value));
