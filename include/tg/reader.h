@@ -54,6 +54,8 @@ enum tg_review_member {
  * json_object_get would return for m on the tree (borrowed; the last of duplicate keys; NULL when
  * absent, and every request member NULL when the request is absent or not an object). A review
  * then needs no lookups by name. */
+/* The key of member m in its object ("kind" for both TG_RM_KIND and TG_RM_REQUEST_KIND). */
+const char *tg_review_member_name(enum tg_review_member m);
 json_t *tg_reader_load_review(const char *buf, size_t len, json_t *members[TG_RM_COUNT], char *err,
                               size_t errlen);
 

@@ -744,6 +744,19 @@ static enum ctx child_ctx(enum ctx ctx, const char *key, size_t klen, bool *skip
     }
 }
 
+const char *tg_review_member_name(enum tg_review_member m)
+{
+    static const char *const names[TG_RM_COUNT] = {
+        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
+        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
+        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
+        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
+        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
+        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
+    };
+    return m >= 0 && m < TG_RM_COUNT ? names[m] : NULL;
+}
+
 /* The review member (enum tg_review_member) that member `key` of the root (ctx CTX_ROOT) or of
  * its request (CTX_REQUEST) is, or -1. */
 static int review_member(enum ctx ctx, const char *key, size_t klen)

@@ -10,14 +10,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const names[TG_RM_COUNT] = {
-        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
-        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
-        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
-        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
-        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
-        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
-    };
     char err[256];
     json_error_t jerr;
     json_t *members[TG_RM_COUNT];
@@ -33,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     for (int i = 0; i < TG_RM_COUNT; i++) {
         json_t *in = i < TG_RM_UID ? got : json_object_get(got, "request");
-        if (members[i] != (json_is_object(in) ? json_object_get(in, names[i]) : NULL))
+        if (members[i] !=
+            (json_is_object(in) ? json_object_get(in, tg_review_member_name(i)) : NULL))
             abort();
     }
     if (want) {

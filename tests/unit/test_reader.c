@@ -717,22 +717,22 @@ END_TEST
  * that a later non-object replaced, none from objects named request deeper down). */
 static void expect_members(const char *buf, size_t len)
 {
-    static const char *const names[TG_RM_COUNT] = {
-        [TG_RM_API_VERSION] = "apiVersion", [TG_RM_KIND] = "kind",
-        [TG_RM_REQUEST] = "request",        [TG_RM_UID] = "uid",
-        [TG_RM_REQUEST_KIND] = "kind",      [TG_RM_OPERATION] = "operation",
-        [TG_RM_NAMESPACE] = "namespace",    [TG_RM_NAME] = "name",
-        [TG_RM_DRY_RUN] = "dryRun",         [TG_RM_USER_INFO] = "userInfo",
-        [TG_RM_OBJECT] = "object",          [TG_RM_OLD_OBJECT] = "oldObject",
-    };
+    char all[160] = "";
+    for (int i = 0; i < TG_RM_COUNT; i++)
+        snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", i ? " " : "",
+                 tg_review_member_name(i));
+    ck_assert_str_eq(all, "apiVersion kind request uid kind operation namespace name dryRun "
+                          "userInfo object oldObject");
+    ck_assert_ptr_null(tg_review_member_name(TG_RM_COUNT));
     char err[256];
     json_t *m[TG_RM_COUNT];
     json_t *root = tg_reader_load_review(buf, len, m, err, sizeof(err));
 
     for (int i = 0; i < TG_RM_COUNT; i++) {
         json_t *in = i < TG_RM_UID ? root : json_object_get(root, "request");
-        ck_assert_msg(m[i] == (json_is_object(in) ? json_object_get(in, names[i]) : NULL),
-                      "member %s of [%.*s]", names[i], (int)(len > 200 ? 200 : len), buf);
+        ck_assert_msg(
+            m[i] == (json_is_object(in) ? json_object_get(in, tg_review_member_name(i)) : NULL),
+            "member %s of [%.*s]", tg_review_member_name(i), (int)(len > 200 ? 200 : len), buf);
     }
     json_decref(root);
 }
