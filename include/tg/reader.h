@@ -6,7 +6,9 @@
  *   (syntax, strict UTF-8, no \u0000, integer and real overflow, depth 2048, trailing bytes);
  * - the tree equals jansson's tree with these members removed (tg_reader_prune does the same
  *   removal on a jansson tree):
- *     request.options,
+ *     every member of request but uid, kind, operation, namespace, name, dryRun, userInfo,
+ *     object and oldObject (options, resource, requestKind, requestResource, subResource...),
+ *     every member of request.userInfo but username,
  *     request.object.status, request.object.metadata.managedFields,
  *     request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
  *     and the same three under request.oldObject. oldObject itself is kept for every kind:

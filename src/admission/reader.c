@@ -31,6 +31,7 @@ enum ctx {
     CTX_OBJECT,      /* request.object or request.oldObject */
     CTX_METADATA,    /* its metadata */
     CTX_ANNOTATIONS, /* its annotations */
+    CTX_USER_INFO,   /* request.userInfo */
 };
 
 struct reader {
@@ -719,11 +720,18 @@ static enum ctx child_ctx(enum ctx ctx, const char *key, size_t klen, bool *skip
     case CTX_ROOT:
         return KEY_IS("request") ? CTX_REQUEST : CTX_OTHER;
     case CTX_REQUEST:
-        if (KEY_IS("options")) {
-            *skip = true;
-            return CTX_OTHER;
-        }
-        return KEY_IS("object") || KEY_IS("oldObject") ? CTX_OBJECT : CTX_OTHER;
+        /* Only the members tg_review_parse reads are built: resource, requestKind,
+         * requestResource, subResource, requestSubResource and options never are. */
+        if (KEY_IS("object") || KEY_IS("oldObject"))
+            return CTX_OBJECT;
+        if (KEY_IS("userInfo"))
+            return CTX_USER_INFO;
+        *skip = !(KEY_IS("uid") || KEY_IS("kind") || KEY_IS("operation") || KEY_IS("namespace") ||
+                  KEY_IS("name") || KEY_IS("dryRun"));
+        return CTX_OTHER;
+    case CTX_USER_INFO: /* the review reads the username; groups, uid and extra are not built */
+        *skip = !KEY_IS("username");
+        return CTX_OTHER;
     case CTX_OBJECT:
         if (KEY_IS("status")) {
             *skip = true;
@@ -1093,12 +1101,34 @@ static void prune_object(json_t *obj)
     }
 }
 
+/* Removes every member of obj whose key is not in keep (NULL-terminated). */
+static void keep_only(json_t *obj, const char *const *keep)
+{
+    const char *key;
+    json_t *v;
+    void *next;
+    json_object_foreach_safe (obj, next, key, v) {
+        size_t i = 0;
+        while (keep[i] && strcmp(keep[i], key) != 0)
+            i++;
+        if (!keep[i])
+            json_object_del(obj, key);
+    }
+}
+
 void tg_reader_prune(json_t *root)
 {
+    static const char *const request_keep[] = {"uid",       "kind",   "operation", "namespace",
+                                               "name",      "dryRun", "userInfo",  "object",
+                                               "oldObject", NULL};
+    static const char *const user_keep[] = {"username", NULL};
     json_t *req = json_object_get(root, "request");
     if (!json_is_object(root) || !json_is_object(req))
         return;
-    json_object_del(req, "options");
+    keep_only(req, request_keep);
+    json_t *user = json_object_get(req, "userInfo");
+    if (json_is_object(user))
+        keep_only(user, user_keep);
     prune_object(json_object_get(req, "object"));
     prune_object(json_object_get(req, "oldObject"));
 }

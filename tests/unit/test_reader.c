@@ -105,6 +105,11 @@ static const char *const inputs[] = {
     "{\"request\":\"string\",\"request\":{\"object\":[1,{\"status\":1}]}}",
     "{\"request\":{\"object\":{\"metadata\":{\"annotations\":[1,2]}}}}",
     "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[\"\xff\"]}}}}",
+    "{\"request\":{\"resource\":{\"x\":[1e400]}}}",
+    "{\"request\":{\"requestKind\":{\"kind\":\"\\ud800\"}}}",
+    "{\"request\":{\"userInfo\":{\"groups\":[\"a\" \"b\"]}}}",
+    "{\"request\":{\"userInfo\":{\"username\":\"u\",\"username\":\"v\",\"extra\":{}}}}",
+    "{\"request\":{\"userInfo\":[{\"groups\":1}],\"subResource\":\"status\"}}",
 };
 
 START_TEST(reader_matches_jansson_on_crafted_inputs)
@@ -860,6 +865,51 @@ START_TEST(reader_notes_the_review_members_json_object_get_finds)
 }
 END_TEST
 
+/* Of the request, only what tg_review_parse reads is built: request.resource, requestKind,
+ * requestResource, subResource and options, and userInfo's groups, uid and extra never are; the
+ * members it reads are, and a review from the reader decodes as one from jansson. */
+START_TEST(reader_builds_only_the_request_members_the_review_reads)
+{
+    static const char body[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"u-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+        "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},"
+        "\"requestKind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+        "\"requestResource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},"
+        "\"subResource\":\"\",\"name\":\"p\",\"namespace\":\"ml\",\"operation\":\"CREATE\","
+        "\"userInfo\":{\"username\":\"alice\",\"uid\":\"9\",\"groups\":[\"system:"
+        "authenticated\"],\"extra\":{\"k\":[\"v\"]}},\"object\":{\"apiVersion\":\"v1\","
+        "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}},\"oldObject\":null,\"dryRun\":true,"
+        "\"options\":{\"kind\":\"CreateOptions\"}}}";
+    char err[256];
+    json_t *root = tg_reader_load(body, strlen(body), err, sizeof(err));
+    ck_assert_msg(root != NULL, "%s", err);
+    json_t *req = json_object_get(root, "request");
+    static const char *const gone[] = {"resource", "requestKind", "requestResource", "subResource",
+                                       "options"};
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        ck_assert_msg(!json_object_get(req, gone[i]), "request.%s was built", gone[i]);
+    ck_assert_int_eq(json_object_size(req), 9);
+    json_t *user = json_object_get(req, "userInfo");
+    ck_assert_int_eq(json_object_size(user), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(user, "username")), "alice");
+    json_decref(root);
+
+    struct tg_review rv;
+    ck_assert_int_eq(tg_review_parse(body, strlen(body), &rv, err, sizeof(err)), 0);
+    ck_assert_str_eq(rv.uid, "u-1");
+    ck_assert_str_eq(rv.kind, "Pod");
+    ck_assert_str_eq(rv.version, "v1");
+    ck_assert_str_eq(rv.namespace, "ml");
+    ck_assert_str_eq(rv.name, "p");
+    ck_assert_str_eq(rv.username, "alice");
+    ck_assert(rv.dry_run);
+    ck_assert_ptr_nonnull(rv.object);
+    ck_assert_ptr_null(rv.old_object);
+    tg_review_release(&rv);
+}
+END_TEST
+
 /* A golden request and every prefix of it (all invalid) against jansson. */
 static void differential_with_prefixes(const char *body, size_t len, void *arg)
 {
@@ -899,6 +949,7 @@ Suite *tg_test_reader_suite(void)
     tcase_add_test(tc, reader_matches_jansson_on_number_limits);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits_in_skipped_members);
     tcase_add_test(tc, reader_notes_the_review_members_json_object_get_finds);
+    tcase_add_test(tc, reader_builds_only_the_request_members_the_review_reads);
     suite_add_tcase(s, tc);
     return s;
 }
