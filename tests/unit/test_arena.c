@@ -1,6 +1,7 @@
 /* test_arena.c -- the request arena changes no answer, keeps one block between requests, and
  * leaves values made outside a request to malloc and free. */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,41 @@ START_TEST(arena_chain_stays_short_for_a_large_request)
 }
 END_TEST
 
+/* The bump and its edges: an allocation that fills the block exactly stays in it, the next
+ * one starts a new block, and sizes so large that rounding them up would wrap are refused
+ * instead of handing out a short area. */
+START_TEST(arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes)
+{
+    json_malloc_t jmalloc;
+    json_free_t jfree;
+    tg_arena_install();
+    json_get_alloc_funcs(&jmalloc, &jfree);
+    tg_arena_begin();
+    unsigned char *a = jmalloc(16);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(tg_arena_holds(a));
+    size_t left = tg_arena_retained() - 16;
+    unsigned char *b = jmalloc(left - 15); /* rounds up to exactly what is left */
+    ck_assert_ptr_eq(b, a + 16);
+    ck_assert_uint_eq(tg_arena_blocks(), 1);
+    memset(b, 0xab, left - 15);
+    unsigned char *c = jmalloc(1);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(tg_arena_blocks(), 2);
+    ck_assert(tg_arena_holds(c));
+    ck_assert_ptr_null(jmalloc(SIZE_MAX));
+    ck_assert_ptr_null(jmalloc(SIZE_MAX - 8));
+    ck_assert_ptr_null(jmalloc(SIZE_MAX - 64));
+    ck_assert_uint_eq(tg_arena_blocks(), 2);
+    jfree(a);
+    jfree(b);
+    jfree(c);
+    tg_arena_end();
+    ck_assert_uint_eq(tg_arena_blocks(), 1);
+    json_set_alloc_funcs(malloc, free);
+}
+END_TEST
+
 Suite *tg_test_arena_suite(void);
 Suite *tg_test_arena_suite(void)
 {
@@ -94,6 +130,7 @@ Suite *tg_test_arena_suite(void)
     tcase_add_test(tc, arena_gives_the_same_answers_on_every_golden_request);
     tcase_add_test(tc, arena_serves_large_requests_and_drops_the_overflow);
     tcase_add_test(tc, arena_chain_stays_short_for_a_large_request);
+    tcase_add_test(tc, arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes);
     suite_add_tcase(s, tc);
     return s;
 }
