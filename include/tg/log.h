@@ -77,5 +77,8 @@ void tg_log_flush(void);
 /* Formats the decision line into a malloc'd string without the trailing newline (for tests);
  * NULL on ENOMEM. */
 char *tg_log_decision_format(const struct tg_decision *d);
+/* v as json_dumps writes a real with JSON_REAL_PRECISION(6) (the decision line's latency_ms),
+ * into num; returns its length. No printf for 1e-4 <= v < 1e6. */
+size_t tg_log_real_text(double v, char num[40]);
 
 #endif

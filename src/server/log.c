@@ -221,18 +221,18 @@ static char *put_lit(char *p, const char *lit)
 /* v with 6 significant digits as jansson writes a real (JSON_REAL_PRECISION(6)): "%.6g", then
  * ".0" when that shows neither a point nor an exponent, and an exponent without '+' and without
  * leading zeros ("1e-6", "1.23457e7"). */
-static char *put_real(char *p, double v)
+static size_t real_text_printf(double v, char num[40])
 {
-    char num[40], *e;
-    int n = snprintf(num, sizeof(num), "%.6g", v);
+    char *e;
+    int n = snprintf(num, 40, "%.6g", v);
 
-    if (n <= 0 || (size_t)n >= sizeof(num) - 2)
-        return put_lit(p, "0.0");
+    if (n <= 0 || n >= 40 - 2)
+        return (size_t)snprintf(num, 40, "0.0");
     e = strchr(num, 'e');
     if (!e) {
         if (!strchr(num, '.'))
             memcpy(num + n, ".0", 3);
-        return put_lit(p, num);
+        return strlen(num);
     }
     char *q = e + 1, *digits;
     if (*q == '+')
@@ -243,7 +243,66 @@ static char *put_real(char *p, double v)
     while (*digits == '0' && digits[1])
         digits++;
     memmove(q, digits, strlen(digits) + 1);
-    return put_lit(p, num);
+    return strlen(num);
+}
+
+/* The same text without printf for the values a latency takes (1e-4 <= v < 1e6, where "%.6g"
+ * writes no exponent): v scaled to six integer digits, rounded, and written with its point.
+ * Scaling costs at most an ulp (2.3e-10 at 1e6), so a fraction that far from one half rounds as
+ * printf rounds the exact value; one closer, or a rounding that carries into a seventh digit,
+ * goes to printf. */
+size_t tg_log_real_text(double v, char num[40])
+{
+    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    static const double lower[] = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5};
+    if (!(v >= 1e-4 && v < 1e6))
+        return real_text_printf(v, num);
+    int e = 5; /* v's decimal exponent: lower[e + 4] <= v */
+    while (v < lower[e + 4])
+        e--;
+    double scaled = v * pow10[5 - e];
+    double whole = (double)(long long)scaled;
+    double frac = scaled - whole;
+    if (frac > 0.5 - 1e-9 && frac < 0.5 + 1e-9)
+        return real_text_printf(v, num);
+    long long m = (long long)whole + (frac > 0.5);
+    if (m < 100000 || m > 999999)
+        return real_text_printf(v, num);
+    char digits[6];
+    for (int i = 5; i >= 0; i--, m /= 10)
+        digits[i] = (char)('0' + m % 10);
+    int nd = 6; /* significant digits left once trailing zeros go */
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    char *p = num;
+    if (e >= 0) {
+        memcpy(p, digits, (size_t)e + 1);
+        p += e + 1;
+        *p++ = '.';
+        if (nd > e + 1) {
+            memcpy(p, digits + e + 1, (size_t)(nd - e - 1));
+            p += nd - e - 1;
+        } else {
+            *p++ = '0'; /* "%.6g" shows no point; jansson then adds ".0" */
+        }
+    } else {
+        *p++ = '0';
+        *p++ = '.';
+        for (int z = -1; z > e; z--)
+            *p++ = '0';
+        memcpy(p, digits, (size_t)nd);
+        p += nd;
+    }
+    *p = '\0';
+    return (size_t)(p - num);
+}
+
+static char *put_real(char *p, double v)
+{
+    char num[40];
+    size_t n = tg_log_real_text(v, num);
+    memcpy(p, num, n);
+    return p + n;
 }
 
 /* An upper bound on the length of d's line, newline included. */

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -476,6 +477,46 @@ START_TEST(decision_line_is_what_jansson_writes)
 }
 END_TEST
 
+/* The decision line's number without printf agrees with jansson's JSON_REAL_PRECISION(6) on
+ * every latency a clock gives (whole nanoseconds up to 10 s, and 1 s to 100 s by 1 us), on both
+ * sides of each power of ten and of each rounding tie, and on values outside its range. */
+static void real_matches_jansson(double v)
+{
+    char mine[40];
+    size_t n = tg_log_real_text(v, mine);
+    json_t *r = json_real(v);
+    char *ref = json_dumps(r, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+    ck_assert_msg(!strcmp(mine, ref), "%.17g: mine %s, jansson %s", v, mine, ref);
+    ck_assert_uint_eq(n, strlen(ref));
+    free(ref);
+    json_decref(r);
+}
+
+START_TEST(decision_latency_is_what_jansson_writes)
+{
+    unsigned long long x = 88172645463325252ULL;
+    for (int i = 0; i < 30000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        real_matches_jansson((double)(x % 10000000000ULL) / 1e6);     /* ns -> ms */
+        real_matches_jansson((double)(1000000 + x % 99000000) / 1e3); /* us -> ms */
+    }
+    for (int e = -6; e <= 7; e++) {
+        double p = pow(10, e);
+        real_matches_jansson(p);
+        real_matches_jansson(nextafter(p, 0));
+        real_matches_jansson(nextafter(p, 1e300));
+        real_matches_jansson(p * 9.999995);
+        real_matches_jansson(p * 9.9999949);
+        real_matches_jansson(p * 1.0000005);
+        real_matches_jansson(p * 1.2345650);
+        real_matches_jansson(p * 1.2345750);
+    }
+    static const double odd[] = {0.0, -1.5, 1e-300, 1e300, 0.000099999, 999999.5, 999999.4, 5e-5};
+    for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+        real_matches_jansson(odd[i]);
+}
+END_TEST
+
 START_TEST(log_decisions_setting_parses_and_filters)
 {
     enum tg_log_decisions v;
@@ -602,6 +643,7 @@ Suite *tg_test_server_suite(void)
     tcase_add_test(tc, log_levels_parse);
     tcase_add_test(tc, decision_line_has_every_field_and_no_object);
     tcase_add_test(tc, decision_line_tolerates_missing_and_invalid_strings);
+    tcase_add_test(tc, decision_latency_is_what_jansson_writes);
     tcase_add_loop_test(tc, decision_line_is_what_jansson_writes, 0,
                         sizeof(latencies) / sizeof(latencies[0]));
     tcase_add_test(tc, log_decisions_setting_parses_and_filters);
