@@ -12,8 +12,8 @@ function done(summary, latency, requests)
   local e = summary.errors
   local secs = summary.duration / 1e6
   io.write(string.format(
-    '{"requests":%d,"rps":%.0f,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f,"errors":%d,"non2xx":%d}\n',
+    '{"requests":%d,"rps":%.0f,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f,"errors":%d,"non2xx":%d,"duration_s":%.3f}\n',
     summary.requests, summary.requests / secs, latency:percentile(50) / 1000,
     latency:percentile(99) / 1000, latency:percentile(99.9) / 1000,
-    e.connect + e.read + e.write + e.timeout, e.status))
+    e.connect + e.read + e.write + e.timeout, e.status, secs))
 end

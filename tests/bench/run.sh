@@ -6,12 +6,15 @@
 # same core, and each trainguard row follows a floor row on the same body and connection count,
 # seconds apart: its CPU per request is given as a ratio to that floor row (on a shared machine
 # absolute figures move with the other load; a ratio of two rows taken back to back is steadier).
-# Knobs: BENCH_SECONDS (default 10), BENCH_CONNS (default "16 64"), BENCH_BODIES,
+# Knobs: BENCH_SECONDS (default 10, per row), BENCH_ROUNDS (default 3: each row's seconds as
+# that many runs alternating with the floor's), BENCH_CONNS (default "16 64"), BENCH_BODIES,
 # BENCH_HANDSHAKE_SECONDS (default 5), BENCH_CALLGRIND=1 (instructions per request in the handler),
 # BENCH_WORK_US (default 20: the calibration row, a floor that spins that long per request).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${BENCH_SECONDS:-10}
+ROUNDS=${BENCH_ROUNDS:-3}
+ROUND_SECS=$(((SECS + ROUNDS - 1) / ROUNDS))
 HS_SECS=${BENCH_HANDSHAKE_SECONDS:-5}
 CONNS=${BENCH_CONNS:-16 64}
 BODIES=${BENCH_BODIES:-pod-efa mpijob mpijob-torch pod-torch podgroup pod-large pod-update}
@@ -85,39 +88,70 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && 
 
 echo "machine: $ncpu cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; ${SECS}s per row"
-echo "x_floor: CPU per request over the floor row just before (same body, connections, endpoint);"
-echo "cpu_us/req is user + system time (usr_us, sys_us) of the server process"
-printf '%-12s %-12s %5s %9s %8s %8s %9s %7s %10s %7s %7s %7s\n' server body conns rps p50_ms \
-    p99_ms p99.9_ms errors cpu_us/req usr_us sys_us x_floor
-run() { # label pid port endpoint body conns close
+echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; ${SECS}s per row,"
+echo "as $ROUNDS runs of ${ROUND_SECS}s that alternate with the yardstick's (floor, trainguard, floor, ...)"
+echo "x_floor: CPU per request over the floor row above (same body, connections, endpoint), and"
+echo "x_range: the lowest and highest ratio of the rounds; cpu_us/req is user + system time"
+echo "(usr_us, sys_us) of the server process; latencies are the median of the rounds'"
+printf '%-12s %-12s %5s %9s %8s %8s %9s %7s %10s %7s %7s %7s %9s\n' server body conns rps p50_ms \
+    p99_ms p99.9_ms errors cpu_us/req usr_us sys_us x_floor x_range
+once() { # label pid port endpoint body conns close: one wrk run of SECS/ROUNDS seconds,
+    # appended as a JSON line (wrk's figures and the server's CPU ticks) to $tmp/rows
     local before after out
     before=$(cpu_ticks "$2")
-    out=$(BODY=tests/bench/bodies/$5.json CLOSE=$7 $pin_load wrk -t1 -c"$6" -d"${SECS}s" \
+    out=$(BODY=tests/bench/bodies/$5.json CLOSE=$7 $pin_load wrk -t1 -c"$6" -d"${ROUND_SECS}s" \
         -s tests/bench/post.lua "https://127.0.0.1:$3/$4" | tail -1)
     after=$(cpu_ticks "$2")
-    python3 - "$1" "$5" "$6" "$out" "$before" "$after" "$hz" "$tmp" <<'PY'
-import json, os, sys
-label, body, conns, out, b, a, hz, tmp = sys.argv[1:]
-r = json.loads(out)
-(bu, bs), (au, as_) = (map(int, x.split()) for x in (b, a))
-per = 1e6 / int(hz) / max(r["requests"], 1)
-usr_us, sys_us = (au - bu) * per, (as_ - bs) * per
-cpu_us = usr_us + sys_us
-path = os.path.join(tmp, "floor.last")
-if label.startswith("floor"):
-    with open(path, "w") as f:
-        f.write(str(cpu_us))
-ratio = ""
-try:
-    with open(path) as f:
-        ratio = f"{cpu_us / float(f.read()):.2f}"
-except (OSError, ZeroDivisionError, ValueError):
-    pass
-print(f'{label:<12} {body:<12} {conns:>5} {r["rps"]:>9} {r["p50_ms"]:>8.3f} {r["p99_ms"]:>8.3f} '
-      f'{r["p999_ms"]:>9.3f} {r["errors"] + r["non2xx"]:>7} {cpu_us:>10.1f} {usr_us:>7.1f} '
-      f'{sys_us:>7.1f} {ratio:>7}')
+    echo "$1 $5 $6 $before $after $out" >>"$tmp/rows"
+}
+# Prints the rows of one comparison: the yardstick's (floor, ...) and the server's, each summed
+# over its ROUNDS runs, which alternate (floor, server, floor, server, ...) so that a change in
+# the machine's other load falls on both. x_floor: CPU per request over the yardstick's;
+# x_range: the lowest and highest of the per-round ratios.
+report() {
+    python3 - "$hz" "$tmp/rows" <<'PY'
+import json, statistics, sys
+hz, path = int(sys.argv[1]), sys.argv[2]
+rows = {}
+for line in open(path):
+    label, body, conns, bu, bs, au, as_, out = line.split(" ", 7)
+    r = json.loads(out)
+    rows.setdefault(label, []).append((body, conns, int(au) - int(bu), int(as_) - int(bs), r))
+labels = list(rows)
+def total(label):
+    runs = rows[label]
+    n = sum(r["requests"] for *_, r in runs)
+    per = 1e6 / hz / max(n, 1)
+    usr = sum(u for _, _, u, _, _ in runs) * per
+    sys_ = sum(s for _, _, _, s, _ in runs) * per
+    return n, usr, sys_
+def per_round(label):
+    return [(u + s) * 1e6 / hz / max(r["requests"], 1) for _, _, u, s, r in rows[label]]
+base = total(labels[0])
+base_rounds = per_round(labels[0])
+for label in labels:
+    runs = rows[label]
+    body, conns = runs[0][0], runs[0][1]
+    n, usr, sys_ = total(label)
+    med = lambda k: statistics.median(r[k] for *_, r in runs)
+    rps = sum(r["requests"] for *_, r in runs) / max(sum(r["duration_s"] for *_, r in runs), 1e-9)
+    errors = sum(r["errors"] + r["non2xx"] for *_, r in runs)
+    ratio = (usr + sys_) / max(base[1] + base[2], 1e-9)
+    rr = [a / max(b, 1e-9) for a, b in zip(per_round(label), base_rounds)]
+    span = f"{min(rr):.2f}-{max(rr):.2f}" if label != labels[0] else ""
+    print(f"{label:<12} {body:<12} {conns:>5} {rps:>9.0f} {med('p50_ms'):>8.3f} "
+          f"{med('p99_ms'):>8.3f} {med('p999_ms'):>9.3f} {errors:>7} {usr + sys_:>10.1f} "
+          f"{usr:>7.1f} {sys_:>7.1f} {ratio:>7.2f} {span:>9}")
 PY
+    : >"$tmp/rows"
+}
+compare() { # endpoint body conns close label1 pid1 port1 label2 pid2 port2
+    : >"$tmp/rows"
+    for _ in $(seq "$ROUNDS"); do
+        once "$5" "$6" "$7" "$1" "$2" "$3" "$4"
+        once "$8" "$9" "${10}" "$1" "$2" "$3" "$4"
+    done
+    report
 }
 handshakes() { # label pid port version: new TLS connections per second (openssl s_time -new)
     local before after out
@@ -154,12 +188,11 @@ warm() { # port: one unrecorded second, so that no first row pays for cold cache
     BODY=tests/bench/bodies/pod-efa.json CLOSE=0 $pin_load wrk -t1 -c16 -d1s \
         -s tests/bench/post.lua "https://127.0.0.1:$1/validate" >/dev/null
 }
-pair() { # endpoint body conns close: the floor row, then trainguard's
+pair() { # endpoint body conns close: the floor and trainguard, alternating
     local suffix=""
     [ "$1" = mutate ] && suffix="-mut"
     [ "$4" = 1 ] && suffix="$suffix+close"
-    run "floor$suffix" "$fpid" $fport "$1" "$2" "$3" "$4"
-    run "trainguard$suffix" "$tpid" $tport "$1" "$2" "$3" "$4"
+    compare "$1" "$2" "$3" "$4" "floor$suffix" "$fpid" $fport "trainguard$suffix" "$tpid" $tport
 }
 warm $fport
 warm $tport
@@ -168,8 +201,7 @@ for c in $CONNS; do pair validate pod-efa "$c" 0; pair mutate pod-efa "$c" 0; do
 rss_efa=$(rss $tpid)
 # Calibration: the floor plus WORK_US of CPU per request, against the floor row before it. Its
 # x_floor is what a handler of that cost alone would score (the kernel share grows with it).
-run floor "$fpid" $fport validate pod-efa 16 0
-run "spin+${WORK_US}us" "$wpid" $wport validate pod-efa 16 0
+compare validate pod-efa 16 0 floor "$fpid" $fport "spin+${WORK_US}us" "$wpid" $wport
 for c in $CONNS; do
     for b in $BODIES; do [ "$b" = pod-efa ] || pair validate "$b" "$c" 0; done
 done
@@ -193,8 +225,7 @@ if [ -n "$gpid" ]; then
     echo "Go net/http baseline (decode only, no rules; GOMAXPROCS=1, same core):"
     warm $gport
     for c in $CONNS; do
-        run floor "$fpid" $fport validate pod-efa "$c" 0
-        run go "$gpid" $gport validate pod-efa "$c" 0
+        compare validate pod-efa "$c" 0 floor "$fpid" $fport go "$gpid" $gport
     done
     echo "Go peak RSS: $(rss $gpid)"
 fi
