@@ -309,17 +309,12 @@ static void rword_release(struct rword *w)
     w->n = w->cap = 0;
 }
 
+/* The array of a command's raw words is scratch too: it is let go with them, and the scratch
+ * area is emptied after it (parse_script). */
 static void rwords_clear(struct rwords *ws)
 {
-    ws->n = 0;
-}
-
-static void rwords_release(struct rwords *ws)
-{
-    rwords_clear(ws);
-    free(ws->v);
     ws->v = NULL;
-    ws->cap = 0;
+    ws->n = ws->cap = 0;
 }
 
 /* A block of the scratch area. */
@@ -330,9 +325,11 @@ struct chunk {
     char data[];
 };
 
-/* The first block's data: the block with its header is 1 KiB, which malloc serves from its
- * per-thread cache. */
+/* The first block's data at the least: the block with its header is 1 KiB, which malloc serves
+ * from its per-thread cache. */
 #define SCRATCH_FIRST (1024 - sizeof(struct chunk))
+/* The most a script's length makes the first block hold (parse_script's sc_first). */
+#define SCRATCH_HINT_MAX (16 * 1024)
 
 /* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
 struct scratch {
@@ -360,6 +357,8 @@ struct walk {
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
     struct scratch sc; /* the raw words of the command being read */
+    size_t sc_first;   /* the data of the scratch area's first block (0: SCRATCH_FIRST) */
+    size_t words_hint; /* the room a command's array of raw words starts with (0: 16) */
     int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
 
@@ -383,7 +382,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         return p;
     }
     if (!c || c->used + align8(n) > c->cap) {
-        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
+        size_t cap = c ? c->cap * 2 : w->sc_first > SCRATCH_FIRST ? w->sc_first : SCRATCH_FIRST;
         while (cap < align8(n))
             cap *= 2;
         struct chunk *nc = malloc(sizeof(*nc) + cap);
@@ -1798,12 +1797,10 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
 static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
 {
     if (ws->n == ws->cap) {
-        size_t cap = ws->cap ? ws->cap * 2 : 16;
-        struct rword *v = realloc(ws->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
+        size_t cap = ws->cap ? ws->cap * 2 : w->words_hint > 16 ? w->words_hint : 16;
+        struct rword *v = sc_grow(w, ws->v, ws->cap * sizeof(*v), cap * sizeof(*v));
+        if (!v)
             return false;
-        }
         ws->v = v;
         ws->cap = cap;
     }
@@ -2019,8 +2016,22 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
                         bool borrowed, int depth, size_t argv_index)
 {
-    struct walk w = {
-        .wk = wk, .vars = vars, .borrowed = borrowed, .depth = depth, .argv_index = argv_index};
+    /* The scratch area's first block is sized for a command as long as the script, so that a
+     * launch line is read without its growing: a word every eight bytes or so (16 at the least,
+     * 256 at the most) for the array of its raw words, and some six bytes of scratch per byte
+     * for their segments and texts; no more than 16 KiB. A short script keeps the 1 KiB
+     * block. */
+    size_t len = strlen(script);
+    size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
+    size_t first =
+        len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
+    struct walk w = {.wk = wk,
+                     .vars = vars,
+                     .borrowed = borrowed,
+                     .depth = depth,
+                     .argv_index = argv_index,
+                     .words_hint = words,
+                     .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -2063,7 +2074,6 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     free(heredoc);
     rword_release(&rw);
     pending_clear(&pc);
-    rwords_release(&pc.words);
     scratch_release(&w.sc);
     if (w.vars == &w.own)
         tg_sh_vars_release(&w.own);

@@ -468,15 +468,42 @@ static char *repeat(char c, size_t n)
     return s;
 }
 
-/* Words the size of the reader's scratch blocks (992 bytes of data, then doubling) and around them,
- * in one part and in several, over several commands (the scratch area is emptied between
- * commands): each word comes out whole. */
+/* The reader's first scratch block is sized by the script's length (at least 992 and at most
+ * 16 KiB of data), then doubles: a script that starts with a comment of PAD bytes makes it hold
+ * SCRATCH_B bytes whatever follows, and a command's array of raw words, carved from it after
+ * the first word, start with room for 256 words of 24 bytes (SCRATCH_A). */
+#define SCRATCH_B 16384
+#define SCRATCH_A (256 * 24)
+#define PAD 2400
+
+/* The comment of PAD bytes, then text: a new string. */
+static char *padded(const char *text)
+{
+    size_t len = strlen(text);
+    char *s = malloc(PAD + len + 1);
+    ck_assert_ptr_nonnull(s);
+    s[0] = '#';
+    memset(s + 1, 'c', PAD - 2);
+    s[PAD - 1] = '\n';
+    memcpy(s + PAD, text, len + 1);
+    return s;
+}
+
+/* Words the size of the reader's scratch blocks (SCRATCH_B bytes of data, then doubling) and
+ * around them, in one part and in several, over several commands (the scratch area is emptied
+ * between commands), in a script of the padded length and in one without the pad: each word
+ * comes out whole. */
 START_TEST(shell_reads_words_longer_than_a_scratch_block)
 {
-    static const size_t sizes[] = {1,   490,  491,  495,  496,  984,  985,  990,  991,  992,
-                                   993, 1023, 1024, 1025, 1983, 1984, 1985, 2048, 3968, 5000};
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        size_t n = sizes[k];
+    enum { B = SCRATCH_B, A = SCRATCH_A };
+    static const size_t sizes[] = {1,          B / 2 - 6,  B / 2 - 5,  B / 2 - 1,  B / 2,
+                                   B - A - 97, B - A - 96, B - A - 89, B - A - 88, B - A - 87,
+                                   B - 8,      B - 7,      B - 2,      B - 1,      B,
+                                   B + 1,      B + 31,     B + 32,     B + 33,     2 * B - 1,
+                                   2 * B,      2 * B + 1,  2 * B + 64, 4 * B - 64, 5000};
+    for (size_t k = 0; k < 2 * sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k / 2];
+        bool pad = k % 2 == 0;
         char *a = repeat('a', n), *b = repeat('b', n);
         /* plain; quoted; three parts; a double-quoted run grown in place by an escape; a word
          * of many segments; the same again after a newline (a new command) */
@@ -488,6 +515,11 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
                  "w %s\"%s\"\n"
                  "w $L\n",
                  a, b, a, b, a, b, b, b, a);
+        if (pad) {
+            char *p = padded(script);
+            free(script);
+            script = p;
+        }
         struct whole r = {0};
         struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
         struct tg_sh_vars vs;
@@ -531,13 +563,16 @@ END_TEST
 
 /* A word's first literal is carved with its segment in one piece of scratch (a 40-byte segment,
  * then the text): words whose piece just fits the block left, or just does not, at the first
- * and second block's sizes and with a word before them; each alone, grown in place by a second
- * literal of the same quoting ('a''b'), and followed by segments of other kinds. */
+ * block's size less the array of raw words and at the second block's, with a word before them; each
+ * alone, grown in place by a second literal of the same quoting ('a''b'), and followed by segments
+ * of other kinds. */
 START_TEST(shell_reads_first_segments_at_block_edges)
 {
-    static const size_t sizes[] = {0,    1,    7,    8,    9,    895,  896,  897, 903,
-                                   904,  905,  943,  944,  945,  950,  951,  952, 953,
-                                   1935, 1936, 1943, 1944, 1945, 1951, 1952, 1953};
+    enum { B = SCRATCH_B - SCRATCH_A, B2 = 2 * SCRATCH_B };
+    static const size_t sizes[] = {0,       1,       7,       8,       9,       B - 97,  B - 96,
+                                   B - 95,  B - 89,  B - 88,  B - 87,  B - 49,  B - 48,  B - 47,
+                                   B - 42,  B - 41,  B - 40,  B - 39,  B2 - 49, B2 - 48, B2 - 41,
+                                   B2 - 40, B2 - 39, B2 - 33, B2 - 32, B2 - 31};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         size_t n = sizes[k];
         char *a = repeat('a', n);
@@ -550,6 +585,9 @@ START_TEST(shell_reads_first_segments_at_block_edges)
                  "w '%s'x\\ y\"$E\"z\n"
                  "%s '%s'\n",
                  a, a, a, n ? a : "w", a);
+        char *p = padded(script);
+        free(script);
+        script = p;
         struct whole r = {0};
         struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
         struct tg_sh_vars vs;
