@@ -146,12 +146,8 @@ static const char *base(const char *path)
 
 static bool parse_count(const char *s, long long *out)
 {
-    char *end;
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
+    long long v;
+    if (!tg_launch_count(s, &v))
         return false;
     *out = v;
     return true;
