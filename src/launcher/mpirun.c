@@ -802,7 +802,7 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
         return 0;
     const char *b = strrchr(argv[0].text, '/');
     b = b ? b + 1 : argv[0].text;
-    snprintf(run->launcher, sizeof(run->launcher), "%s", b);
+    tg_launch_puts(run->launcher, sizeof(run->launcher), 0, b);
     run->horovod = strcmp(b, "horovodrun") == 0;
     /* mpiexec.hydra is hydra's own name (MPICH and Intel MPI install it; Open MPI does not): read
      * with hydra's grammar whatever the workload says (a Volcano task or a Pod names no
