@@ -1194,6 +1194,20 @@ static void xp_expanded(struct xp *x, const char *s, bool quoted)
     }
 }
 
+/* Writes n bytes of s at why + at (a TG_SH_REASON_MAX buffer) and terminates it, cut where
+ * snprintf would cut; returns the new length. The reasons of the usual unresolved words, written
+ * without a format string. */
+static size_t why_put(char *why, size_t at, const char *s, size_t n)
+{
+    if (at >= TG_SH_REASON_MAX - 1)
+        return at;
+    if (n > TG_SH_REASON_MAX - 1 - at)
+        n = TG_SH_REASON_MAX - 1 - at;
+    memcpy(why + at, s, n);
+    why[at + n] = '\0';
+    return at + n;
+}
+
 /* $NAME, ${NAME}, ${NAME:-default}. */
 static void xp_param(struct xp *x, const struct seg *g)
 {
@@ -1210,10 +1224,14 @@ static void xp_param(struct xp *x, const struct seg *g)
     } else if (v && v->value) {
         xp_expanded(x, v->value, g->quoted);
     } else {
-        if (v)
-            snprintf(why, sizeof(why), "%s", v->why);
-        else
-            snprintf(why, sizeof(why), "$%s is not set in the container env or script", g->text);
+        static const char unset[] = " is not set in the container env or script";
+        if (v) {
+            why_put(why, 0, v->why, strlen(v->why));
+        } else {
+            size_t at = why_put(why, 0, "$", 1);
+            at = why_put(why, at, g->text, strlen(g->text));
+            why_put(why, at, unset, sizeof(unset) - 1);
+        }
         xp_unresolved(x, why);
         xp_put(x, "$", 1);
         xp_put(x, g->text, strlen(g->text));

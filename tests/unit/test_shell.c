@@ -615,6 +615,40 @@ START_TEST(shell_reads_first_segments_at_block_edges)
 }
 END_TEST
 
+/* The reason of an unset or unknown $NAME, cut at TG_SH_REASON_MAX as snprintf cuts it: names
+ * and reasons of every length around the cut. */
+static int keep_reason(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    char *out = ctx;
+    ck_assert_uint_eq(cmd->nwords, 2);
+    ck_assert(!cmd->words[1].resolved);
+    snprintf(out, TG_SH_REASON_MAX + 8, "%s", cmd->words[1].reason);
+    return 0;
+}
+
+START_TEST(shell_unset_reasons_cut_as_snprintf)
+{
+    for (size_t n = 1; n < TG_SH_REASON_MAX + 4; n++) {
+        char *name = repeat('N', n), *why = repeat('w', n);
+        char script[TG_SH_REASON_MAX + 16], got[TG_SH_REASON_MAX + 8], want[TG_SH_REASON_MAX];
+        struct tg_sh_walk wk = {.on_command = keep_reason, .ctx = got};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        snprintf(script, sizeof(script), "echo $%s", name);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+        snprintf(want, sizeof(want), "$%s is not set in the container env or script", name);
+        ck_assert_str_eq(got, want);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, name, NULL, why), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+        snprintf(want, sizeof(want), "%s", why);
+        ck_assert_str_eq(got, want);
+        tg_sh_vars_release(&vs);
+        free(name);
+        free(why);
+    }
+}
+END_TEST
+
 /* A command's words: "w", then for each i a literal of i % 50 + 1 bytes (byte 'a' + i % 26)
  * and, every third word, $L's two fields "p q". */
 struct many {
@@ -830,6 +864,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
+    tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
     tcase_add_test(tc, shell_reads_commands_of_many_words);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
