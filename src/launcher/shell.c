@@ -467,26 +467,32 @@ static char *dupn(struct walk *w, const char *s, size_t len)
     return d;
 }
 
+/* A word's first segment (most words are one literal): the segment and its text in one piece of
+ * scratch, the text last so that it can still grow in place (a later segment moves the array of
+ * segments elsewhere, as sc_grow does when it is not the latest). rw is empty. */
+static inline void rword_first_lit(struct walk *w, struct rword *rw, const char *s, size_t len,
+                                   bool quoted)
+{
+    size_t hs = align8(sizeof(struct seg));
+    char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
+    if (!q) {
+        if (!w->err)
+            w->err = -ENOMEM;
+        return;
+    }
+    struct seg *g = (struct seg *)(void *)q;
+    *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
+    memcpy(g->text, s, len);
+    g->text[len] = '\0';
+    w->sc.last = g->text;
+    rw->v = g;
+    rw->n = rw->cap = 1;
+}
+
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
 {
     if (!rw->v) {
-        /* a word's first segment (most words are one literal): the segment and its text in one
-         * piece of scratch, the text last so that it can still grow in place (a later segment
-         * moves the array of segments elsewhere, as sc_grow does when it is not the latest) */
-        size_t hs = align8(sizeof(struct seg));
-        char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
-        if (!q) {
-            if (!w->err)
-                w->err = -ENOMEM;
-            return;
-        }
-        struct seg *g = (struct seg *)(void *)q;
-        *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
-        memcpy(g->text, s, len);
-        g->text[len] = '\0';
-        w->sc.last = g->text;
-        rw->v = g;
-        rw->n = rw->cap = 1;
+        rword_first_lit(w, rw, s, len, quoted);
         return;
     }
     struct seg *last = rw->n ? &rw->v[rw->n - 1] : NULL;
@@ -754,8 +760,8 @@ static bool ends_word(char c)
     return k == 1 || k == 3;
 }
 
-/* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). */
-static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
+/* lex_next past the usual word. */
+static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
 {
     for (;;) {
         while (is_blank(*lx->p))
@@ -850,11 +856,35 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         strspn(rw->v[0].text, "0123456789") == rw->v[0].len) {
         int io = rw->v[0].text[1] ? 10 : rw->v[0].text[0] - '0';
         rword_release(rw);
-        enum tok t = lex_next(lx, w, rw);
+        enum tok t = lex_token(lx, w, rw);
         lx->io_number = io;
         return t;
     }
     return TOK_WORD;
+}
+
+/* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). The usual
+ * word, plain bytes after blanks up to a blank or an operator (not '<' or '>', which may make it
+ * an IO number), is read here as the one literal lex_token makes of it, with no call. */
+static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
+{
+    const char *p = lx->p;
+    while (is_blank(*p))
+        p++;
+    lx->p = p;
+    if (!word_class[(unsigned char)*p] && *p != '#' && !rw->v && !lx->error) {
+        const char *e = p + 1;
+        while (!word_class[(unsigned char)*e])
+            e++;
+        unsigned char k = word_class[(unsigned char)*e];
+        if ((k == 1 || k == 3) && *e != '<' && *e != '>') {
+            lx->newline = false;
+            rword_first_lit(w, rw, p, (size_t)(e - p), false);
+            lx->p = e;
+            return TOK_WORD;
+        }
+    }
+    return lex_token(lx, w, rw);
 }
 
 /* Skips a here-document body (the lexer stands at the start of the line after <<DELIM), and
@@ -1307,7 +1337,7 @@ static void xp_bad(struct xp *x, const struct seg *g)
 
 /* Appends a resolved word to out: text itself when the list's texts live in the scratch area
  * (text is scratch too, NUL-terminated at len, and outlives the list), else a copy. */
-static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
+static inline void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
 {
     if (!wordlist_room(w, out))
         return;
@@ -1327,8 +1357,8 @@ static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size
  * a word only without splitting, as the general path's final field does. A scratch list takes
  * the segment's text itself: a command's raw words live as long as its expanded ones, and no
  * word's text is written once read. */
-static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
-                       struct wordlist *out)
+static inline void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
+                              struct wordlist *out)
 {
     if (!g->text)
         return; /* ENOMEM while reading it: w->err is set */
@@ -1336,15 +1366,10 @@ static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool sp
         wordlist_push(w, out, g->text + skip, g->len - skip);
 }
 
-/* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
- * with splitting, or exactly one word without it. */
-static void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
-                        bool split, struct wordlist *out)
+/* expand_word of any word: the field builder. */
+static void expand_fields(struct walk *w, const struct rword *rw, size_t from, size_t skip,
+                          bool split, struct wordlist *out)
 {
-    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT) {
-        expand_lit(w, &rw->v[from], skip, split, out);
-        return;
-    }
     struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
@@ -1373,6 +1398,17 @@ static void expand_word(struct walk *w, const struct rword *rw, size_t from, siz
     xp_end_field(&x, !split);
     free(x.b.s);
     free(x.reason);
+}
+
+/* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
+ * with splitting, or exactly one word without it. A word of one literal is expanded inline. */
+static inline void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
+                               bool split, struct wordlist *out)
+{
+    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT)
+        expand_lit(w, &rw->v[from], skip, split, out);
+    else
+        expand_fields(w, rw, from, skip, split, out);
 }
 
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into one word. */

@@ -439,6 +439,40 @@ START_TEST(shell_reads_one_literal_words_as_words_of_several_parts)
 }
 END_TEST
 
+/* The usual word (plain bytes up to a blank or an operator) is read inline by the lexer, any
+ * other by its loop: words ending at each kind of end, words going on with a special byte, '#'
+ * starting a comment or inside a word, and digits before '<' or '>' (an IO number, read by the
+ * loop) or before a blank (a word) come out the same as sh reads them. */
+START_TEST(shell_reads_plain_words_inline_and_the_rest_by_parts)
+{
+    struct seen s = {0};
+    walk("w a\tb\rc d#e #f g\n"
+         "w h;w i&w j|w k&&w l||w m\n",
+         &s);
+    ck_assert_uint_eq(s.n, 7);
+    ck_assert_str_eq(s.cmds[0], "w a b c d#e");
+    ck_assert_str_eq(s.cmds[1], "w h");
+    ck_assert_str_eq(s.cmds[2], "w i");
+    ck_assert_str_eq(s.cmds[3], "w j");
+    ck_assert_str_eq(s.cmds[4], "w k");
+    ck_assert_str_eq(s.cmds[5], "w l");
+    ck_assert_str_eq(s.cmds[6], "w m");
+    struct seen t = {0};
+    walk("E=e\n"
+         "w o\"p\" q$E r\\ s t'u' y\n"
+         "w 12>f a 3<g b 45 >h c6>i d\n"
+         "(n)\n"
+         "w 7",
+         &t);
+    ck_assert_uint_eq(t.n, 4);
+    ck_assert_str_eq(t.cmds[0], "w op qe r s tu y");
+    /* 12>f 3<g: IO numbers; 45 >h and c6>i: words, then the redirection */
+    ck_assert_str_eq(t.cmds[1], "w a b 45 c6 d");
+    ck_assert_str_eq(t.cmds[2], "n");
+    ck_assert_str_eq(t.cmds[3], "w 7");
+}
+END_TEST
+
 /* Every word of every command, whole (the words of a command only live as long as the call). */
 struct whole {
     char *words[4][8];
@@ -862,6 +896,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_bash_arrays);
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
+    tcase_add_test(tc, shell_reads_plain_words_inline_and_the_rest_by_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
     tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
