@@ -746,18 +746,19 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* Bytes that end a word (1, and 3 for the operators ; & | ( )), and those a word treats
- * specially (2): backslash, quotes, $ and `. */
+/* Bytes that end a word (1, 3 for the operators ; & | ( ), and 4 for the redirections < >,
+ * before which a word of digits is an IO number), and those a word treats specially (2):
+ * backslash, quotes, $ and `. */
 static const unsigned char word_class[256] = {
     ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 3,
-    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 1,  ['>'] = 1,
+    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 4,  ['>'] = 4,
     ['\\'] = 2, ['\''] = 2, ['"'] = 2,  ['$'] = 2,  ['`'] = 2,
 };
 
 static bool ends_word(char c)
 {
     unsigned char k = word_class[(unsigned char)c];
-    return k == 1 || k == 3;
+    return k == 1 || k >= 3;
 }
 
 /* lex_next past the usual word. */
@@ -845,7 +846,7 @@ static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
             /* A run of plain characters goes in at once: the same segment as one by one. */
             size_t n = 1;
             while (!word_class[(unsigned char)lx->p[n]])
-                n++; /* up to an end (1, 3) or a special byte (2) */
+                n++; /* up to an end (1, 3, 4) or a special byte (2) */
             rword_lit(w, rw, lx->p, n, false);
             lx->p += n;
         }
@@ -877,7 +878,7 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         while (!word_class[(unsigned char)*e])
             e++;
         unsigned char k = word_class[(unsigned char)*e];
-        if ((k == 1 || k == 3) && *e != '<' && *e != '>') {
+        if (k == 1 || k == 3) {
             lx->newline = false;
             rword_first_lit(w, rw, p, (size_t)(e - p), false);
             lx->p = e;
