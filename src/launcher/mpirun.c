@@ -397,10 +397,8 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
 
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    for (size_t i = 0; i < run->nfwd; i++) {
-        free(run->fwd[i].name);
-        free(run->fwd[i].value);
-    }
+    for (size_t i = 0; i < run->nfwd; i++)
+        free(run->fwd[i].name); /* and the value it holds (add_fwd) */
     free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
@@ -434,18 +432,22 @@ const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, cons
     return NULL;
 }
 
-/* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). */
+/* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). The name and
+ * the value are one allocation, the name first: freeing the name frees both. */
 static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, const char *value,
                    bool value_resolved)
 {
-    char *n = strndup(name, namelen);
-    char *v = value ? strdup(value) : NULL;
-    if (!n || (value && !v))
-        goto out_nomem;
+    size_t vlen = value ? strlen(value) : 0;
+    char *n = malloc(namelen + 1 + (value ? vlen + 1 : 0));
+    if (!n)
+        return -ENOMEM;
+    memcpy(n, name, namelen);
+    n[namelen] = '\0';
+    char *v = value ? memcpy(n + namelen + 1, value, vlen + 1) : NULL;
     for (size_t i = 0; i < run->nfwd; i++) {
         if (strcmp(run->fwd[i].name, n) == 0) {
-            free(n);
-            free(run->fwd[i].value);
+            free(run->fwd[i].name);
+            run->fwd[i].name = n;
             run->fwd[i].value = v;
             run->fwd[i].value_resolved = value && value_resolved;
             return 0;
@@ -456,8 +458,10 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
         size_t cap = run->nfwd ? run->nfwd * 2 : 8;
         struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
-        if (!nf)
-            goto out_nomem;
+        if (!nf) {
+            free(n);
+            return -ENOMEM;
+        }
         run->fwd = nf;
     }
     struct tg_launch_fwd *f = run->fwd;
@@ -466,10 +470,6 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     f[run->nfwd].value_resolved = value && value_resolved;
     run->nfwd++;
     return 0;
-out_nomem:
-    free(n);
-    free(v);
-    return -ENOMEM;
 }
 
 static bool valid_name(const char *s, size_t len)

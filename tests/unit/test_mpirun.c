@@ -238,7 +238,8 @@ START_TEST(mpirun_index_finds_every_table_end)
 END_TEST
 
 /* The forwarded list keeps every variable in order across its growth (it doubles past 8, 16),
- * and a name given again replaces the value without a new entry. */
+ * and a name given again replaces the value (a value by another, a value by none) without a new
+ * entry. */
 START_TEST(mpirun_forwarded_list_grows)
 {
     for (size_t want = 7; want <= 18; want++) {
@@ -255,6 +256,10 @@ START_TEST(mpirun_forwarded_list_grows)
         }
         in[n++] = "-x";
         in[n++] = "VA=again";
+        in[n++] = "-x";
+        in[n++] = "VB=b";
+        in[n++] = "-x";
+        in[n++] = "VB"; /* a value given, then none */
         in[n++] = "./a";
         in[n] = NULL;
         struct tg_sh_word w[48];
@@ -267,6 +272,9 @@ START_TEST(mpirun_forwarded_list_grows)
         for (size_t i = 0; i < want; i++)
             ck_assert_str_eq(run.fwd[i].name, names[i]);
         ck_assert_str_eq(run.fwd[0].value, "again");
+        ck_assert(run.fwd[0].value_resolved);
+        ck_assert_ptr_null(run.fwd[1].value);
+        ck_assert(!run.fwd[1].value_resolved);
         ck_assert_ptr_null(run.fwd[want - 1].value);
         tg_mpirun_release(&run);
     }
