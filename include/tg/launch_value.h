@@ -6,6 +6,7 @@
 #ifndef TG_LAUNCH_VALUE_H
 #define TG_LAUNCH_VALUE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -21,6 +22,21 @@ struct tg_launch_value {
     char text[64];                     /* the word as seen, for messages ("$NP", "16") */
     char reason[TG_LAUNCH_REASON_MAX]; /* when set && !resolved */
 };
+
+/* A count written in decimal, all of s: true when s is digits only and fits a long long. When s
+ * starts with a digit, *out is set as strtoll(s, &end, 10) sets it (the leading digits' value,
+ * LLONG_MAX past the range), without strtoll's locale and errno; else it is left alone. */
+static inline bool tg_launch_count(const char *s, long long *out)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    long long v = 0;
+    bool over = false;
+    for (; *s >= '0' && *s <= '9'; s++)
+        over = over || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *s - '0', &v);
+    *out = over ? LLONG_MAX : v;
+    return !over && *s == '\0';
+}
 
 /* Sets v from the count word w of option opt (named in the reason: "-np 'x' is not a process
  * count"); v is then set, and resolved or not. */

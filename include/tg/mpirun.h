@@ -37,7 +37,8 @@ bool tg_launcher_is_mpi(const char *word);
 /* One variable a launcher hands to the ranks it starts on other hosts. */
 struct tg_launch_fwd {
     char *name;
-    char *value;         /* -x NAME=VALUE, -genv NAME VALUE; NULL: the launcher's own value */
+    char *value;         /* -x NAME=VALUE, -genv NAME VALUE; NULL: the launcher's own value
+                            (held in name's allocation: freeing name frees it) */
     bool value_resolved; /* value is known (false when value is NULL or has $(...)) */
 };
 

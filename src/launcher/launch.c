@@ -287,7 +287,8 @@ static const struct launch_reader readers[] = {
  * torch.distributed, which torch.distributed.run and .launch contain); and the plan reader's,
  * its launchers' names or the words of the flags the plan rules judge (parallel sizes, batch
  * sizes, a DeepSpeed config: parallel, batch, accumulat, deepspeed, accelerate, torchrun,
- * torch.distributed, trainer., nemo). A new row adds its strings here and to mention_at. */
+ * torch.distributed, trainer., nemo). A new row adds its strings here and to mention_at, stop and
+ * second. */
 static const char *const mention_text[] = {
     "accumulat", "accelerate",        "batch",    "deepspeed", "horovodrun",
     "mpirun",    "mpiexec",           "nemo",     "orterun",   "parallel",
@@ -300,14 +301,37 @@ static const unsigned char mention_at[256][2] = {
     ['n'] = {7, 1}, ['o'] = {8, 1}, ['p'] = {9, 2}, ['t'] = {11, 3},
 };
 
-bool tg_launch_mentions(const char *s)
+/* stop[c]: the scan stops at byte c to look: some string of mention_text starts with it (those of
+ * mention_at), or it ends the text. */
+static const bool stop[256] = {
+    ['\0'] = true, ['a'] = true, ['b'] = true, ['d'] = true, ['h'] = true,
+    ['m'] = true,  ['n'] = true, ['o'] = true, ['p'] = true, ['t'] = true,
+};
+
+/* second[c]: the second bytes of the strings that start with c (one or two of them): a byte
+ * followed by neither starts none of them. */
+static const char second[256][2] = {
+    ['a'] = {'c', 'c'}, ['b'] = {'a', 'a'}, ['d'] = {'e', 'e'},
+    ['h'] = {'o', 'o'}, ['m'] = {'p', 'p'}, ['n'] = {'e', 'e'},
+    ['o'] = {'r', 'r'}, ['p'] = {'a', 'r'}, ['t'] = {'o', 'r'},
+};
+
+bool tg_launch_mentions(const char *text)
 {
-    /* one pass over s: only the strings that start with a byte are compared there (a strstr per
-     * string scanned a long env value fourteen times) */
-    for (; *s; s++) {
-        const unsigned char *at = mention_at[(unsigned char)*s];
+    /* one pass over text: only the strings that start with a byte are compared there (a strstr
+     * per string scanned a long env value fourteen times), and the bytes no string starts with
+     * are passed over by one table look each */
+    const unsigned char *s = (const unsigned char *)text;
+    for (;; s++) {
+        while (!stop[*s])
+            s++;
+        if (!*s)
+            return false;
+        if (s[1] != second[*s][0] && s[1] != second[*s][1])
+            continue;
+        const unsigned char *at = mention_at[*s];
         for (unsigned k = at[0]; k < (unsigned)at[0] + at[1]; k++) {
-            const char *m = mention_text[k] + 1, *p = s + 1;
+            const unsigned char *m = (const unsigned char *)mention_text[k] + 1, *p = s + 1;
             while (*m && *m == *p) {
                 m++;
                 p++;
@@ -316,7 +340,6 @@ bool tg_launch_mentions(const char *s)
                 return true;
         }
     }
-    return false;
 }
 
 /* Every row whose command word matches reads the command, in table order. */

@@ -17,10 +17,8 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
         return;
     }
     const char *s = w->text;
-    char *end;
-    errno = 0;
-    long long n = (*s >= '0' && *s <= '9') ? strtoll(s, &end, 10) : -1;
-    if (n < 0 || errno || *end) {
+    long long n;
+    if (!tg_launch_count(s, &n)) {
         snprintf(v->reason, sizeof(v->reason), "%s '%.40s' is not a process count", opt, s);
         return;
     }

@@ -29,6 +29,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,10 +397,8 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
 
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    for (size_t i = 0; i < run->nfwd; i++) {
-        free(run->fwd[i].name);
-        free(run->fwd[i].value);
-    }
+    for (size_t i = 0; i < run->nfwd; i++)
+        free(run->fwd[i].name); /* and the value it holds (add_fwd) */
     free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
@@ -432,36 +432,44 @@ const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, cons
     return NULL;
 }
 
-/* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). */
+/* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). The name and
+ * the value are one allocation, the name first: freeing the name frees both. */
 static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, const char *value,
                    bool value_resolved)
 {
-    char *n = strndup(name, namelen);
-    char *v = value ? strdup(value) : NULL;
-    if (!n || (value && !v))
-        goto out_nomem;
+    size_t vlen = value ? strlen(value) : 0;
+    char *n = malloc(namelen + 1 + (value ? vlen + 1 : 0));
+    if (!n)
+        return -ENOMEM;
+    memcpy(n, name, namelen);
+    n[namelen] = '\0';
+    char *v = value ? memcpy(n + namelen + 1, value, vlen + 1) : NULL;
     for (size_t i = 0; i < run->nfwd; i++) {
         if (strcmp(run->fwd[i].name, n) == 0) {
-            free(n);
-            free(run->fwd[i].value);
+            free(run->fwd[i].name);
+            run->fwd[i].name = n;
             run->fwd[i].value = v;
             run->fwd[i].value_resolved = value && value_resolved;
             return 0;
         }
     }
-    struct tg_launch_fwd *f = realloc(run->fwd, (run->nfwd + 1) * sizeof(*f));
-    if (!f)
-        goto out_nomem;
-    run->fwd = f;
+    /* the list grows by doubling: its room is the smallest power of two (at least 8) that
+     * holds nfwd, so it is full exactly when nfwd is 8 or a larger power of two */
+    if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
+        size_t cap = run->nfwd ? run->nfwd * 2 : 8;
+        struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
+        if (!nf) {
+            free(n);
+            return -ENOMEM;
+        }
+        run->fwd = nf;
+    }
+    struct tg_launch_fwd *f = run->fwd;
     f[run->nfwd].name = n;
     f[run->nfwd].value = v;
     f[run->nfwd].value_resolved = value && value_resolved;
     run->nfwd++;
     return 0;
-out_nomem:
-    free(n);
-    free(v);
-    return -ENOMEM;
 }
 
 static bool valid_name(const char *s, size_t len)
@@ -598,26 +606,99 @@ static void read_hosts(struct tg_mpirun *run, const struct tg_sh_word *w)
     }
 }
 
-/* The option word names in tab (compared by length first), or NULL; for --opt=value, *inl is
- * the value. */
+/* ---- option lookup -----------------------------------------------------------------------
+ * A table is looked up through an index built on its first use: the FNV-1a hash of a name picks
+ * a slot, and the slots after it are tried in turn (open addressing) until the name or an empty
+ * slot. A scan of the 148 Open MPI options cost some 300 instructions per option word. No table
+ * holds a name twice, so the index finds what a scan from the top would. */
+#define OPT_SLOTS 512 /* a power of two, over twice the largest table */
+
+struct opt_index {
+    const struct opt *tab;
+    pthread_once_t once;
+    unsigned short slot[OPT_SLOTS]; /* 1 + the option's index in tab; 0: empty */
+};
+
+static size_t opt_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h & (OPT_SLOTS - 1);
+}
+
+static void index_build(struct opt_index *x)
+{
+    for (size_t i = 0; x->tab[i].name; i++) {
+        size_t k = opt_hash(x->tab[i].name, x->tab[i].len);
+        while (x->slot[k])
+            k = (k + 1) & (OPT_SLOTS - 1);
+        x->slot[k] = (unsigned short)(i + 1);
+    }
+}
+
+static struct opt_index openmpi_index = {.tab = openmpi_opts, .once = PTHREAD_ONCE_INIT};
+static struct opt_index hydra_index = {.tab = hydra_opts, .once = PTHREAD_ONCE_INIT};
+static struct opt_index horovod_index = {.tab = horovod_opts, .once = PTHREAD_ONCE_INIT};
+
+static void build_openmpi(void)
+{
+    index_build(&openmpi_index);
+}
+
+static void build_hydra(void)
+{
+    index_build(&hydra_index);
+}
+
+static void build_horovod(void)
+{
+    index_build(&horovod_index);
+}
+
+/* The index of tab, built on first use. */
+static const struct opt_index *index_of(const struct opt *tab)
+{
+    if (tab == openmpi_opts) {
+        pthread_once(&openmpi_index.once, build_openmpi);
+        return &openmpi_index;
+    }
+    if (tab == hydra_opts) {
+        pthread_once(&hydra_index.once, build_hydra);
+        return &hydra_index;
+    }
+    pthread_once(&horovod_index.once, build_horovod);
+    return &horovod_index;
+}
+
+/* The option of x named by the n bytes at s, or NULL. */
+static const struct opt *index_find(const struct opt_index *x, const char *s, size_t n)
+{
+    for (size_t k = opt_hash(s, n); x->slot[k]; k = (k + 1) & (OPT_SLOTS - 1)) {
+        const struct opt *o = &x->tab[x->slot[k] - 1];
+        if (o->len == n && memcmp(o->name, s, n) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* The option word names in tab, or NULL; for --opt=value, *inl is the value. */
 static const struct opt *find_opt(const struct opt *tab, const char *word, const char **inl)
 {
+    const struct opt_index *x = index_of(tab);
     size_t wl = strlen(word);
     *inl = NULL;
-    for (size_t i = 0; tab[i].name; i++)
-        if (tab[i].len == wl && memcmp(tab[i].name, word, wl) == 0)
-            return &tab[i];
+    const struct opt *o = index_find(x, word, wl);
+    if (o)
+        return o;
     const char *eq = memchr(word, '=', wl);
     if (!eq || word[1] != '-')
         return NULL; /* --opt=value only for long options */
-    for (size_t i = 0; tab[i].name; i++) {
-        if (tab[i].nargs == 1 && tab[i].len == (size_t)(eq - word) &&
-            memcmp(tab[i].name, word, (size_t)(eq - word)) == 0) {
-            *inl = eq + 1;
-            return &tab[i];
-        }
-    }
-    return NULL;
+    o = index_find(x, word, (size_t)(eq - word));
+    if (!o || o->nargs != 1)
+        return NULL;
+    *inl = eq + 1;
+    return o;
 }
 
 /* Applies one option with its arguments. */
@@ -721,7 +802,7 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
         return 0;
     const char *b = strrchr(argv[0].text, '/');
     b = b ? b + 1 : argv[0].text;
-    snprintf(run->launcher, sizeof(run->launcher), "%s", b);
+    tg_launch_puts(run->launcher, sizeof(run->launcher), 0, b);
     run->horovod = strcmp(b, "horovodrun") == 0;
     /* mpiexec.hydra is hydra's own name (MPICH and Intel MPI install it; Open MPI does not): read
      * with hydra's grammar whatever the workload says (a Volcano task or a Pod names no

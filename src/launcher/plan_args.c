@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,12 +146,8 @@ static const char *base(const char *path)
 
 static bool parse_count(const char *s, long long *out)
 {
-    char *end;
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
+    long long v;
+    if (!tg_launch_count(s, &v))
         return false;
     *out = v;
     return true;
@@ -368,18 +365,52 @@ static struct tg_plan_value *target(struct tg_plan *p, enum eff e)
     }
 }
 
+/* ---- flag lookup ---------------------------------------------------------------------------
+ * The flags are looked up through an index built on first use: a hash of a name's length and
+ * three of its bytes picks a slot, and the slots after it are tried in turn (open addressing)
+ * until the name or an empty slot. No flag is named twice, so the index finds what a scan of
+ * the table would; a scan cost some 200 instructions per word that starts with '-'. */
+#define FLAG_SLOTS 128 /* a power of two, over twice the table */
+#define FLAG_MIN 10    /* the shortest name (--yaml-cfg) */
+
+static unsigned char flag_slot[FLAG_SLOTS]; /* 1 + the flag's index in flags; 0: empty */
+static pthread_once_t flag_once = PTHREAD_ONCE_INIT;
+
+/* The slot of the n (>= 3) bytes at s. */
+static size_t flag_hash(const char *s, size_t n)
+{
+    return (n * 7 + (unsigned char)s[2] * 31 + (unsigned char)s[n - 1] * 17 +
+            (unsigned char)s[n / 2]) &
+           (FLAG_SLOTS - 1);
+}
+
+static void flag_index_build(void)
+{
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        size_t k = flag_hash(flags[i].name, flags[i].len);
+        while (flag_slot[k])
+            k = (k + 1) & (FLAG_SLOTS - 1);
+        flag_slot[k] = (unsigned char)(i + 1);
+    }
+}
+
 /* The flag word names (`--flag` or `--flag=value`, *inl then the value), or NULL. No flag name
- * has a '=': the name is the word up to its first '=', compared by length first. */
+ * has a '=': the name is the word up to its first '='. */
 static const struct flag *find_flag(const char *word, const char **inl)
 {
-    size_t n = strcspn(word, "=");
+    const char *eq = strchr(word, '=');
+    size_t n = eq ? (size_t)(eq - word) : strlen(word);
     *inl = NULL;
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-        if (flags[i].len != n || memcmp(word, flags[i].name, n))
+    if (n < FLAG_MIN)
+        return NULL;
+    pthread_once(&flag_once, flag_index_build);
+    for (size_t k = flag_hash(word, n); flag_slot[k]; k = (k + 1) & (FLAG_SLOTS - 1)) {
+        const struct flag *f = &flags[flag_slot[k] - 1];
+        if (f->len != n || memcmp(word, f->name, n))
             continue;
-        if (word[n] == '=')
-            *inl = word + n + 1;
-        return &flags[i];
+        if (eq)
+            *inl = eq + 1;
+        return f;
     }
     return NULL;
 }

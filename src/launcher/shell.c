@@ -309,17 +309,12 @@ static void rword_release(struct rword *w)
     w->n = w->cap = 0;
 }
 
+/* The array of a command's raw words is scratch too: it is let go with them, and the scratch
+ * area is emptied after it (parse_script). */
 static void rwords_clear(struct rwords *ws)
 {
-    ws->n = 0;
-}
-
-static void rwords_release(struct rwords *ws)
-{
-    rwords_clear(ws);
-    free(ws->v);
     ws->v = NULL;
-    ws->cap = 0;
+    ws->n = ws->cap = 0;
 }
 
 /* A block of the scratch area. */
@@ -330,9 +325,11 @@ struct chunk {
     char data[];
 };
 
-/* The first block's data: the block with its header is 1 KiB, which malloc serves from its
- * per-thread cache. */
+/* The first block's data at the least: the block with its header is 1 KiB, which malloc serves
+ * from its per-thread cache. */
 #define SCRATCH_FIRST (1024 - sizeof(struct chunk))
+/* The most a script's length makes the first block hold (parse_script's sc_first). */
+#define SCRATCH_HINT_MAX (16 * 1024)
 
 /* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
 struct scratch {
@@ -360,6 +357,8 @@ struct walk {
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
     struct scratch sc; /* the raw words of the command being read */
+    size_t sc_first;   /* the data of the scratch area's first block (0: SCRATCH_FIRST) */
+    size_t words_hint; /* the room a command's array of raw words starts with (0: 16) */
     int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
 
@@ -383,7 +382,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         return p;
     }
     if (!c || c->used + align8(n) > c->cap) {
-        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
+        size_t cap = c ? c->cap * 2 : w->sc_first > SCRATCH_FIRST ? w->sc_first : SCRATCH_FIRST;
         while (cap < align8(n))
             cap *= 2;
         struct chunk *nc = malloc(sizeof(*nc) + cap);
@@ -468,26 +467,32 @@ static char *dupn(struct walk *w, const char *s, size_t len)
     return d;
 }
 
+/* A word's first segment (most words are one literal): the segment and its text in one piece of
+ * scratch, the text last so that it can still grow in place (a later segment moves the array of
+ * segments elsewhere, as sc_grow does when it is not the latest). rw is empty. */
+static inline void rword_first_lit(struct walk *w, struct rword *rw, const char *s, size_t len,
+                                   bool quoted)
+{
+    size_t hs = align8(sizeof(struct seg));
+    char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
+    if (!q) {
+        if (!w->err)
+            w->err = -ENOMEM;
+        return;
+    }
+    struct seg *g = (struct seg *)(void *)q;
+    *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
+    memcpy(g->text, s, len);
+    g->text[len] = '\0';
+    w->sc.last = g->text;
+    rw->v = g;
+    rw->n = rw->cap = 1;
+}
+
 static void rword_lit(struct walk *w, struct rword *rw, const char *s, size_t len, bool quoted)
 {
     if (!rw->v) {
-        /* a word's first segment (most words are one literal): the segment and its text in one
-         * piece of scratch, the text last so that it can still grow in place (a later segment
-         * moves the array of segments elsewhere, as sc_grow does when it is not the latest) */
-        size_t hs = align8(sizeof(struct seg));
-        char *q = len < SIZE_MAX / 4 ? sc_alloc(w, hs + len + 1) : NULL;
-        if (!q) {
-            if (!w->err)
-                w->err = -ENOMEM;
-            return;
-        }
-        struct seg *g = (struct seg *)(void *)q;
-        *g = (struct seg){.kind = SEG_LIT, .quoted = quoted, .len = len, .text = q + hs};
-        memcpy(g->text, s, len);
-        g->text[len] = '\0';
-        w->sc.last = g->text;
-        rw->v = g;
-        rw->n = rw->cap = 1;
+        rword_first_lit(w, rw, s, len, quoted);
         return;
     }
     struct seg *last = rw->n ? &rw->v[rw->n - 1] : NULL;
@@ -741,22 +746,23 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* Bytes that end a word (1, and 3 for the operators ; & | ( )), and those a word treats
- * specially (2): backslash, quotes, $ and `. */
+/* Bytes that end a word (1, 3 for the operators ; & | ( ), and 4 for the redirections < >,
+ * before which a word of digits is an IO number), and those a word treats specially (2):
+ * backslash, quotes, $ and `. */
 static const unsigned char word_class[256] = {
     ['\0'] = 1, [' '] = 1,  ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, [';'] = 3,
-    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 1,  ['>'] = 1,
+    ['&'] = 3,  ['|'] = 3,  ['('] = 3,  [')'] = 3,  ['<'] = 4,  ['>'] = 4,
     ['\\'] = 2, ['\''] = 2, ['"'] = 2,  ['$'] = 2,  ['`'] = 2,
 };
 
 static bool ends_word(char c)
 {
     unsigned char k = word_class[(unsigned char)c];
-    return k == 1 || k == 3;
+    return k == 1 || k >= 3;
 }
 
-/* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). */
-static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
+/* lex_next past the usual word. */
+static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
 {
     for (;;) {
         while (is_blank(*lx->p))
@@ -840,7 +846,7 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
             /* A run of plain characters goes in at once: the same segment as one by one. */
             size_t n = 1;
             while (!word_class[(unsigned char)lx->p[n]])
-                n++; /* up to an end (1, 3) or a special byte (2) */
+                n++; /* up to an end (1, 3, 4) or a special byte (2) */
             rword_lit(w, rw, lx->p, n, false);
             lx->p += n;
         }
@@ -851,11 +857,35 @@ static enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
         strspn(rw->v[0].text, "0123456789") == rw->v[0].len) {
         int io = rw->v[0].text[1] ? 10 : rw->v[0].text[0] - '0';
         rword_release(rw);
-        enum tok t = lex_next(lx, w, rw);
+        enum tok t = lex_token(lx, w, rw);
         lx->io_number = io;
         return t;
     }
     return TOK_WORD;
+}
+
+/* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). The usual
+ * word, plain bytes after blanks up to a blank or an operator (not '<' or '>', which may make it
+ * an IO number), is read here as the one literal lex_token makes of it, with no call. */
+static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
+{
+    const char *p = lx->p;
+    while (is_blank(*p))
+        p++;
+    lx->p = p;
+    if (!word_class[(unsigned char)*p] && *p != '#' && !rw->v && !lx->error) {
+        const char *e = p + 1;
+        while (!word_class[(unsigned char)*e])
+            e++;
+        unsigned char k = word_class[(unsigned char)*e];
+        if (k == 1 || k == 3) {
+            lx->newline = false;
+            rword_first_lit(w, rw, p, (size_t)(e - p), false);
+            lx->p = e;
+            return TOK_WORD;
+        }
+    }
+    return lex_token(lx, w, rw);
 }
 
 /* Skips a here-document body (the lexer stands at the start of the line after <<DELIM), and
@@ -1195,6 +1225,20 @@ static void xp_expanded(struct xp *x, const char *s, bool quoted)
     }
 }
 
+/* Writes n bytes of s at why + at (a TG_SH_REASON_MAX buffer) and terminates it, cut where
+ * snprintf would cut; returns the new length. The reasons of the usual unresolved words, written
+ * without a format string. */
+static size_t why_put(char *why, size_t at, const char *s, size_t n)
+{
+    if (at >= TG_SH_REASON_MAX - 1)
+        return at;
+    if (n > TG_SH_REASON_MAX - 1 - at)
+        n = TG_SH_REASON_MAX - 1 - at;
+    memcpy(why + at, s, n);
+    why[at + n] = '\0';
+    return at + n;
+}
+
 /* $NAME, ${NAME}, ${NAME:-default}. */
 static void xp_param(struct xp *x, const struct seg *g)
 {
@@ -1211,10 +1255,14 @@ static void xp_param(struct xp *x, const struct seg *g)
     } else if (v && v->value) {
         xp_expanded(x, v->value, g->quoted);
     } else {
-        if (v)
-            snprintf(why, sizeof(why), "%s", v->why);
-        else
-            snprintf(why, sizeof(why), "$%s is not set in the container env or script", g->text);
+        static const char unset[] = " is not set in the container env or script";
+        if (v) {
+            why_put(why, 0, v->why, strlen(v->why));
+        } else {
+            size_t at = why_put(why, 0, "$", 1);
+            at = why_put(why, at, g->text, strlen(g->text));
+            why_put(why, at, unset, sizeof(unset) - 1);
+        }
         xp_unresolved(x, why);
         xp_put(x, "$", 1);
         xp_put(x, g->text, strlen(g->text));
@@ -1290,7 +1338,7 @@ static void xp_bad(struct xp *x, const struct seg *g)
 
 /* Appends a resolved word to out: text itself when the list's texts live in the scratch area
  * (text is scratch too, NUL-terminated at len, and outlives the list), else a copy. */
-static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
+static inline void wordlist_push(struct walk *w, struct wordlist *out, char *text, size_t len)
 {
     if (!wordlist_room(w, out))
         return;
@@ -1310,8 +1358,8 @@ static void wordlist_push(struct walk *w, struct wordlist *out, char *text, size
  * a word only without splitting, as the general path's final field does. A scratch list takes
  * the segment's text itself: a command's raw words live as long as its expanded ones, and no
  * word's text is written once read. */
-static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
-                       struct wordlist *out)
+static inline void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool split,
+                              struct wordlist *out)
 {
     if (!g->text)
         return; /* ENOMEM while reading it: w->err is set */
@@ -1319,15 +1367,10 @@ static void expand_lit(struct walk *w, const struct seg *g, size_t skip, bool sp
         wordlist_push(w, out, g->text + skip, g->len - skip);
 }
 
-/* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
- * with splitting, or exactly one word without it. */
-static void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
-                        bool split, struct wordlist *out)
+/* expand_word of any word: the field builder. */
+static void expand_fields(struct walk *w, const struct rword *rw, size_t from, size_t skip,
+                          bool split, struct wordlist *out)
 {
-    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT) {
-        expand_lit(w, &rw->v[from], skip, split, out);
-        return;
-    }
     struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
@@ -1356,6 +1399,17 @@ static void expand_word(struct walk *w, const struct rword *rw, size_t from, siz
     xp_end_field(&x, !split);
     free(x.b.s);
     free(x.reason);
+}
+
+/* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
+ * with splitting, or exactly one word without it. A word of one literal is expanded inline. */
+static inline void expand_word(struct walk *w, const struct rword *rw, size_t from, size_t skip,
+                               bool split, struct wordlist *out)
+{
+    if (rw->n == from + 1 && rw->v[from].kind == SEG_LIT)
+        expand_lit(w, &rw->v[from], skip, split, out);
+    else
+        expand_fields(w, rw, from, skip, split, out);
 }
 
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into one word. */
@@ -1798,12 +1852,10 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
 static bool rwords_push(struct walk *w, struct rwords *ws, struct rword *rw)
 {
     if (ws->n == ws->cap) {
-        size_t cap = ws->cap ? ws->cap * 2 : 16;
-        struct rword *v = realloc(ws->v, cap * sizeof(*v));
-        if (!v) {
-            w->err = -ENOMEM;
+        size_t cap = ws->cap ? ws->cap * 2 : w->words_hint > 16 ? w->words_hint : 16;
+        struct rword *v = sc_grow(w, ws->v, ws->cap * sizeof(*v), cap * sizeof(*v));
+        if (!v)
             return false;
-        }
         ws->v = v;
         ws->cap = cap;
     }
@@ -2019,8 +2071,22 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
                         bool borrowed, int depth, size_t argv_index)
 {
-    struct walk w = {
-        .wk = wk, .vars = vars, .borrowed = borrowed, .depth = depth, .argv_index = argv_index};
+    /* The scratch area's first block is sized for a command as long as the script, so that a
+     * launch line is read without its growing: a word every eight bytes or so (16 at the least,
+     * 256 at the most) for the array of its raw words, and some six bytes of scratch per byte
+     * for their segments and texts; no more than 16 KiB. A short script keeps the 1 KiB
+     * block. */
+    size_t len = strlen(script);
+    size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
+    size_t first =
+        len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
+    struct walk w = {.wk = wk,
+                     .vars = vars,
+                     .borrowed = borrowed,
+                     .depth = depth,
+                     .argv_index = argv_index,
+                     .words_hint = words,
+                     .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -2063,7 +2129,6 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     free(heredoc);
     rword_release(&rw);
     pending_clear(&pc);
-    rwords_release(&pc.words);
     scratch_release(&w.sc);
     if (w.vars == &w.own)
         tg_sh_vars_release(&w.own);

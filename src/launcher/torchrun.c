@@ -228,12 +228,7 @@ int tg_torchrun_parse_memo(struct tg_torchrun_memo *memo, const struct tg_sh_cmd
 /* A non-negative decimal count, all of s. */
 static bool count(const char *s, long long *n)
 {
-    char *end;
-    if (!isdigit((unsigned char)s[0]))
-        return false;
-    errno = 0;
-    *n = strtoll(s, &end, 10);
-    return errno == 0 && *end == '\0';
+    return tg_launch_count(s, n);
 }
 
 int tg_torchrun_nnodes(const struct tg_torchrun *r, long long *min, long long *max)

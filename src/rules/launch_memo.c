@@ -118,7 +118,7 @@ static int memo_get(struct tg_eval *ev, const struct tg_template *t, const struc
             return 0;
         }
     }
-    struct tg_launch_memo *m = calloc(1, sizeof(*m));
+    struct tg_launch_memo *m = malloc(sizeof(*m)); /* every member is set below */
     json_t *eff = run ? with_operator_env(t, container) : json_incref(container);
     if (!m || !eff) {
         free(m);

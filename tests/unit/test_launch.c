@@ -1482,6 +1482,45 @@ START_TEST(launcher_put_terminates_as_snprintf)
 }
 END_TEST
 
+/* tg_launch_count reads what strtoll(s, &end, 10) with errno and *end checked reads, and sets
+ * *out as strtoll does whenever s starts with a digit (around LLONG_MAX too). */
+START_TEST(launcher_count_reads_as_strtoll)
+{
+    static const char *const in[] = {"0",
+                                     "7",
+                                     "0012",
+                                     "4096",
+                                     "9223372036854775806",
+                                     "9223372036854775807",
+                                     "9223372036854775808",
+                                     "9223372036854775817",
+                                     "92233720368547758070",
+                                     "99999999999999999999999",
+                                     "12a",
+                                     "8 ",
+                                     "0x10",
+                                     "",
+                                     "-1",
+                                     "+1",
+                                     " 1",
+                                     "a1"};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        const char *s = in[i];
+        long long got = -42, want = -42;
+        bool ok = tg_launch_count(s, &got);
+        bool want_ok = false;
+        if (s[0] >= '0' && s[0] <= '9') {
+            char *end;
+            errno = 0;
+            want = strtoll(s, &end, 10);
+            want_ok = errno == 0 && *end == '\0';
+        }
+        ck_assert_msg(ok == want_ok, "%s: %d, strtoll %d", s, ok, want_ok);
+        ck_assert_msg(got == want, "%s: %lld, strtoll %lld", s, got, want);
+    }
+}
+END_TEST
+
 /* tg_launch_mentions (one pass, by first byte) against a strstr per string of the readers' rows as
  * they were written (torch.distributed.run and .launch included): each string alone, inside
  * other text, cut short by one byte, with its last byte changed, and random text over the
@@ -1589,6 +1628,7 @@ Suite *tg_test_launch_suite(void)
     tcase_add_test(api, launcher_valuefrom_reason_names_the_variable);
     tcase_add_test(api, launcher_read_only_when_a_launcher_is_named);
     tcase_add_test(api, launcher_put_terminates_as_snprintf);
+    tcase_add_test(api, launcher_count_reads_as_strtoll);
     tcase_add_test(api, launcher_mentions_agree_with_strstr);
     suite_add_tcase(s, api);
     return s;

@@ -207,6 +207,80 @@ START_TEST(mpirun_finds_options_by_name_and_length)
 }
 END_TEST
 
+/* The option index of each grammar finds the first and last options of its table, and the
+ * --opt=value form only for an option that takes one value. */
+START_TEST(mpirun_index_finds_every_table_end)
+{
+    struct tg_mpirun run;
+    const char *const a[] = {"mpirun",        "--version", "-np", "3",
+                             "--prefix=/opt", "--mca=x",   "./a", NULL};
+    parse(a, TG_MPI_OPENMPI, &run);
+    ck_assert_int_eq(run.np.value, 3);
+    ck_assert_str_eq(run.note, "unknown OpenMPI option --mca=x read as a flag");
+    ck_assert_uint_eq(run.prog, 6);
+    tg_mpirun_release(&run);
+    const char *const b[] = {"mpiexec", "--help", "-n", "5", "-genvnone", "-nosuch", "./a", NULL};
+    parse(b, TG_MPI_MPICH, &run);
+    ck_assert_int_eq(run.np.value, 5);
+    ck_assert(run.forward_none);
+    ck_assert_str_eq(run.note, "unknown MPICH option -nosuch read as a flag");
+    tg_mpirun_release(&run);
+    const char *const c[] = {
+        "horovodrun", "--prefix-output-with-timestamp", "--num-proc=6", "--slots", "2", "python",
+        NULL};
+    parse(c, TG_MPI_OPENMPI, &run);
+    ck_assert_int_eq(run.np.value, 6);
+    ck_assert_int_eq(run.per_node.value, 2);
+    ck_assert_str_eq(run.note, "");
+    ck_assert_uint_eq(run.prog, 5);
+    tg_mpirun_release(&run);
+}
+END_TEST
+
+/* The forwarded list keeps every variable in order across its growth (it doubles past 8, 16),
+ * and a name given again replaces the value (a value by another, a value by none) without a new
+ * entry. */
+START_TEST(mpirun_forwarded_list_grows)
+{
+    for (size_t want = 7; want <= 18; want++) {
+        const char *in[48];
+        char names[18][8];
+        size_t n = 0;
+        in[n++] = "mpirun";
+        for (size_t i = 0; i < want; i++) {
+            names[i][0] = 'V';
+            names[i][1] = (char)('A' + i);
+            names[i][2] = '\0';
+            in[n++] = "-x";
+            in[n++] = names[i];
+        }
+        in[n++] = "-x";
+        in[n++] = "VA=again";
+        in[n++] = "-x";
+        in[n++] = "VB=b";
+        in[n++] = "-x";
+        in[n++] = "VB"; /* a value given, then none */
+        in[n++] = "./a";
+        in[n] = NULL;
+        struct tg_sh_word w[48];
+        size_t nw = 0;
+        for (; in[nw]; nw++)
+            w[nw] = (struct tg_sh_word){.text = (char *)in[nw], .resolved = true};
+        struct tg_mpirun run;
+        ck_assert_int_eq(tg_mpirun_parse(w, nw, TG_MPI_OPENMPI, &run), 0);
+        ck_assert_uint_eq(run.nfwd, want);
+        for (size_t i = 0; i < want; i++)
+            ck_assert_str_eq(run.fwd[i].name, names[i]);
+        ck_assert_str_eq(run.fwd[0].value, "again");
+        ck_assert(run.fwd[0].value_resolved);
+        ck_assert_ptr_null(run.fwd[1].value);
+        ck_assert(!run.fwd[1].value_resolved);
+        ck_assert_ptr_null(run.fwd[want - 1].value);
+        tg_mpirun_release(&run);
+    }
+}
+END_TEST
+
 Suite *tg_test_mpirun_suite(void);
 Suite *tg_test_mpirun_suite(void)
 {
@@ -219,6 +293,8 @@ Suite *tg_test_mpirun_suite(void)
     tcase_add_test(tc, mpirun_mpmd_sums_the_contexts);
     tcase_add_test(tc, mpirun_env_and_the_mca_env_list);
     tcase_add_test(tc, mpirun_finds_options_by_name_and_length);
+    tcase_add_test(tc, mpirun_index_finds_every_table_end);
+    tcase_add_test(tc, mpirun_forwarded_list_grows);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -430,6 +430,42 @@ START_TEST(plan_flags_are_whole_names)
 }
 END_TEST
 
+/* The flag index at its length threshold: the shortest flag (--yaml-cfg, 10 bytes) is read, in
+ * both spellings, and a 9-byte prefix of it is not; the longest one is read too. */
+START_TEST(plan_flag_index_at_its_ends)
+{
+    struct tg_sh_word a[] = {
+        {"pretrain_gpt.py", true, NULL},
+        {"--yaml-cf", true, NULL},
+        {"x.yaml", true, NULL},
+        {"--yaml-cfg", true, NULL},
+        {"gpt.yaml", true, NULL},
+        {"--encoder-pipeline-model-parallel-size", true, NULL},
+        {"2", true, NULL},
+    };
+    struct tg_plan p;
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(a, sizeof(a) / sizeof(a[0]), NULL, NULL, &p), 0);
+    ck_assert_str_eq(p.config, "--yaml-cfg gpt.yaml");
+    ck_assert_str_eq(p.model_size_why, "--encoder-pipeline-model-parallel-size 2 changes the "
+                                       "model-parallel size in a way trainguard does not read");
+    struct tg_sh_word b[] = {
+        {"pretrain_gpt.py", true, NULL},
+        {"--yaml-cfg=c.yaml", true, NULL},
+    };
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(b, 2, NULL, NULL, &p), 0);
+    ck_assert_str_eq(p.config, "--yaml-cfg c.yaml");
+    struct tg_sh_word c[] = {
+        {"pretrain_gpt.py", true, NULL},
+        {"--yaml-cf=c.yaml", true, NULL},
+    };
+    memset(&p, 0, sizeof(p));
+    ck_assert_int_eq(tg_plan_read_args(c, 2, NULL, NULL, &p), 0);
+    ck_assert_str_eq(p.config, "");
+}
+END_TEST
+
 /* The launcher names of mpirun + torchrun: the outer one cut at 12 bytes. */
 START_TEST(plan_names_the_launchers)
 {
@@ -549,6 +585,7 @@ Suite *tg_test_plan_suite(void)
     tcase_add_loop_test(tc, plan_reads_the_launch_line, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, plan_value_read_cuts_as_snprintf_did);
     tcase_add_test(tc, plan_flags_are_whole_names);
+    tcase_add_test(tc, plan_flag_index_at_its_ends);
     tcase_add_test(tc, plan_names_the_launchers);
     tcase_add_test(tc, plan_keeps_sixteen_launches_in_order);
     tcase_add_test(tc, plan_knows_its_commands);

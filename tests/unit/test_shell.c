@@ -439,6 +439,40 @@ START_TEST(shell_reads_one_literal_words_as_words_of_several_parts)
 }
 END_TEST
 
+/* The usual word (plain bytes up to a blank or an operator) is read inline by the lexer, any
+ * other by its loop: words ending at each kind of end, words going on with a special byte, '#'
+ * starting a comment or inside a word, and digits before '<' or '>' (an IO number, read by the
+ * loop) or before a blank (a word) come out the same as sh reads them. */
+START_TEST(shell_reads_plain_words_inline_and_the_rest_by_parts)
+{
+    struct seen s = {0};
+    walk("w a\tb\rc d#e #f g\n"
+         "w h;w i&w j|w k&&w l||w m\n",
+         &s);
+    ck_assert_uint_eq(s.n, 7);
+    ck_assert_str_eq(s.cmds[0], "w a b c d#e");
+    ck_assert_str_eq(s.cmds[1], "w h");
+    ck_assert_str_eq(s.cmds[2], "w i");
+    ck_assert_str_eq(s.cmds[3], "w j");
+    ck_assert_str_eq(s.cmds[4], "w k");
+    ck_assert_str_eq(s.cmds[5], "w l");
+    ck_assert_str_eq(s.cmds[6], "w m");
+    struct seen t = {0};
+    walk("E=e\n"
+         "w o\"p\" q$E r\\ s t'u' y\n"
+         "w 12>f a 3<g b 45 >h c6>i d\n"
+         "(n)\n"
+         "w 7",
+         &t);
+    ck_assert_uint_eq(t.n, 4);
+    ck_assert_str_eq(t.cmds[0], "w op qe r s tu y");
+    /* 12>f 3<g: IO numbers; 45 >h and c6>i: words, then the redirection */
+    ck_assert_str_eq(t.cmds[1], "w a b 45 c6 d");
+    ck_assert_str_eq(t.cmds[2], "n");
+    ck_assert_str_eq(t.cmds[3], "w 7");
+}
+END_TEST
+
 /* Every word of every command, whole (the words of a command only live as long as the call). */
 struct whole {
     char *words[4][8];
@@ -468,15 +502,42 @@ static char *repeat(char c, size_t n)
     return s;
 }
 
-/* Words the size of the reader's scratch blocks (992 bytes of data, then doubling) and around them,
- * in one part and in several, over several commands (the scratch area is emptied between
- * commands): each word comes out whole. */
+/* The reader's first scratch block is sized by the script's length (at least 992 and at most
+ * 16 KiB of data), then doubles: a script that starts with a comment of PAD bytes makes it hold
+ * SCRATCH_B bytes whatever follows, and a command's array of raw words, carved from it after
+ * the first word, start with room for 256 words of 24 bytes (SCRATCH_A). */
+#define SCRATCH_B 16384
+#define SCRATCH_A (256 * 24)
+#define PAD 2400
+
+/* The comment of PAD bytes, then text: a new string. */
+static char *padded(const char *text)
+{
+    size_t len = strlen(text);
+    char *s = malloc(PAD + len + 1);
+    ck_assert_ptr_nonnull(s);
+    s[0] = '#';
+    memset(s + 1, 'c', PAD - 2);
+    s[PAD - 1] = '\n';
+    memcpy(s + PAD, text, len + 1);
+    return s;
+}
+
+/* Words the size of the reader's scratch blocks (SCRATCH_B bytes of data, then doubling) and
+ * around them, in one part and in several, over several commands (the scratch area is emptied
+ * between commands), in a script of the padded length and in one without the pad: each word
+ * comes out whole. */
 START_TEST(shell_reads_words_longer_than_a_scratch_block)
 {
-    static const size_t sizes[] = {1,   490,  491,  495,  496,  984,  985,  990,  991,  992,
-                                   993, 1023, 1024, 1025, 1983, 1984, 1985, 2048, 3968, 5000};
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        size_t n = sizes[k];
+    enum { B = SCRATCH_B, A = SCRATCH_A };
+    static const size_t sizes[] = {1,          B / 2 - 6,  B / 2 - 5,  B / 2 - 1,  B / 2,
+                                   B - A - 97, B - A - 96, B - A - 89, B - A - 88, B - A - 87,
+                                   B - 8,      B - 7,      B - 2,      B - 1,      B,
+                                   B + 1,      B + 31,     B + 32,     B + 33,     2 * B - 1,
+                                   2 * B,      2 * B + 1,  2 * B + 64, 4 * B - 64, 5000};
+    for (size_t k = 0; k < 2 * sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k / 2];
+        bool pad = k % 2 == 0;
         char *a = repeat('a', n), *b = repeat('b', n);
         /* plain; quoted; three parts; a double-quoted run grown in place by an escape; a word
          * of many segments; the same again after a newline (a new command) */
@@ -488,6 +549,11 @@ START_TEST(shell_reads_words_longer_than_a_scratch_block)
                  "w %s\"%s\"\n"
                  "w $L\n",
                  a, b, a, b, a, b, b, b, a);
+        if (pad) {
+            char *p = padded(script);
+            free(script);
+            script = p;
+        }
         struct whole r = {0};
         struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
         struct tg_sh_vars vs;
@@ -531,13 +597,16 @@ END_TEST
 
 /* A word's first literal is carved with its segment in one piece of scratch (a 40-byte segment,
  * then the text): words whose piece just fits the block left, or just does not, at the first
- * and second block's sizes and with a word before them; each alone, grown in place by a second
- * literal of the same quoting ('a''b'), and followed by segments of other kinds. */
+ * block's size less the array of raw words and at the second block's, with a word before them; each
+ * alone, grown in place by a second literal of the same quoting ('a''b'), and followed by segments
+ * of other kinds. */
 START_TEST(shell_reads_first_segments_at_block_edges)
 {
-    static const size_t sizes[] = {0,    1,    7,    8,    9,    895,  896,  897, 903,
-                                   904,  905,  943,  944,  945,  950,  951,  952, 953,
-                                   1935, 1936, 1943, 1944, 1945, 1951, 1952, 1953};
+    enum { B = SCRATCH_B - SCRATCH_A, B2 = 2 * SCRATCH_B };
+    static const size_t sizes[] = {0,       1,       7,       8,       9,       B - 97,  B - 96,
+                                   B - 95,  B - 89,  B - 88,  B - 87,  B - 49,  B - 48,  B - 47,
+                                   B - 42,  B - 41,  B - 40,  B - 39,  B2 - 49, B2 - 48, B2 - 41,
+                                   B2 - 40, B2 - 39, B2 - 33, B2 - 32, B2 - 31};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         size_t n = sizes[k];
         char *a = repeat('a', n);
@@ -550,6 +619,9 @@ START_TEST(shell_reads_first_segments_at_block_edges)
                  "w '%s'x\\ y\"$E\"z\n"
                  "%s '%s'\n",
                  a, a, a, n ? a : "w", a);
+        char *p = padded(script);
+        free(script);
+        script = p;
         struct whole r = {0};
         struct tg_sh_walk wk = {.on_command = record_whole, .ctx = &r};
         struct tg_sh_vars vs;
@@ -573,6 +645,40 @@ START_TEST(shell_reads_first_segments_at_block_edges)
         tg_sh_vars_release(&vs);
         free(script);
         free(a);
+    }
+}
+END_TEST
+
+/* The reason of an unset or unknown $NAME, cut at TG_SH_REASON_MAX as snprintf cuts it: names
+ * and reasons of every length around the cut. */
+static int keep_reason(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    char *out = ctx;
+    ck_assert_uint_eq(cmd->nwords, 2);
+    ck_assert(!cmd->words[1].resolved);
+    snprintf(out, TG_SH_REASON_MAX + 8, "%s", cmd->words[1].reason);
+    return 0;
+}
+
+START_TEST(shell_unset_reasons_cut_as_snprintf)
+{
+    for (size_t n = 1; n < TG_SH_REASON_MAX + 4; n++) {
+        char *name = repeat('N', n), *why = repeat('w', n);
+        char script[TG_SH_REASON_MAX + 16], got[TG_SH_REASON_MAX + 8], want[TG_SH_REASON_MAX];
+        struct tg_sh_walk wk = {.on_command = keep_reason, .ctx = got};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        snprintf(script, sizeof(script), "echo $%s", name);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+        snprintf(want, sizeof(want), "$%s is not set in the container env or script", name);
+        ck_assert_str_eq(got, want);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, name, NULL, why), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 0), 0);
+        snprintf(want, sizeof(want), "%s", why);
+        ck_assert_str_eq(got, want);
+        tg_sh_vars_release(&vs);
+        free(name);
+        free(why);
     }
 }
 END_TEST
@@ -790,8 +896,10 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_bash_arrays);
     tcase_add_test(tc, shell_hands_over_here_documents_and_the_output_file);
     tcase_add_test(tc, shell_reads_one_literal_words_as_words_of_several_parts);
+    tcase_add_test(tc, shell_reads_plain_words_inline_and_the_rest_by_parts);
     tcase_add_test(tc, shell_reads_words_longer_than_a_scratch_block);
     tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
+    tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
     tcase_add_test(tc, shell_reads_commands_of_many_words);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
