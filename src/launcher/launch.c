@@ -1,6 +1,8 @@
 /* launch.c -- a container's command line into launches: Kubernetes expansion, the shell walk,
  * and a table of command readers keyed by the command word (include/tg/launch.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,34 +289,37 @@ static const struct launch_reader readers[] = {
  * torch.distributed, which torch.distributed.run and .launch contain); and the plan reader's,
  * its launchers' names or the words of the flags the plan rules judge (parallel sizes, batch
  * sizes, a DeepSpeed config: parallel, batch, accumulat, deepspeed, accelerate, torchrun,
- * torch.distributed, trainer., nemo). A new row adds its strings here and to mention_at, stop and
- * second. */
+ * torch.distributed, trainer., nemo). A new row adds its strings here, in order of first byte. */
 static const char *const mention_text[] = {
     "accumulat", "accelerate",        "batch",    "deepspeed", "horovodrun",
     "mpirun",    "mpiexec",           "nemo",     "orterun",   "parallel",
     "prterun",   "torch.distributed", "torchrun", "trainer."};
 
-/* mention_at[c]: the first index in mention_text of the strings that start with byte c, and
- * their count (0: none does). */
-static const unsigned char mention_at[256][2] = {
-    ['a'] = {0, 2}, ['b'] = {2, 1}, ['d'] = {3, 1}, ['h'] = {4, 1},  ['m'] = {5, 2},
-    ['n'] = {7, 1}, ['o'] = {8, 1}, ['p'] = {9, 2}, ['t'] = {11, 3},
-};
+/* Built from mention_text on first use (mention_build): mention_at[c], the first index in
+ * mention_text of the strings that start with byte c and their count (0: none does); stop[c],
+ * whether the scan stops at byte c to look (some string starts with it, or it ends the text);
+ * pair[c][d / 8] bit d % 8, whether some string starts with the bytes c, d. */
+static unsigned char mention_at[256][2];
+static bool stop[256];
+static unsigned char pair[256][32];
+static pthread_once_t mention_once = PTHREAD_ONCE_INIT;
 
-/* stop[c]: the scan stops at byte c to look: some string of mention_text starts with it (those of
- * mention_at), or it ends the text. */
-static const bool stop[256] = {
-    ['\0'] = true, ['a'] = true, ['b'] = true, ['d'] = true, ['h'] = true,
-    ['m'] = true,  ['n'] = true, ['o'] = true, ['p'] = true, ['t'] = true,
-};
-
-/* second[c]: the second bytes of the strings that start with c (one or two of them): a byte
- * followed by neither starts none of them. */
-static const char second[256][2] = {
-    ['a'] = {'c', 'c'}, ['b'] = {'a', 'a'}, ['d'] = {'e', 'e'},
-    ['h'] = {'o', 'o'}, ['m'] = {'p', 'p'}, ['n'] = {'e', 'e'},
-    ['o'] = {'r', 'r'}, ['p'] = {'a', 'r'}, ['t'] = {'o', 'r'},
-};
+static void mention_build(void)
+{
+    stop[0] = true;
+    for (unsigned k = 0; k < sizeof(mention_text) / sizeof(mention_text[0]); k++) {
+        const unsigned char *m = (const unsigned char *)mention_text[k];
+        unsigned char *at = mention_at[m[0]];
+        /* the strings of one first byte must be next to each other (mention_text is sorted) */
+        if (at[1] && at[0] + at[1] != k)
+            abort();
+        if (!at[1])
+            at[0] = (unsigned char)k;
+        at[1]++;
+        stop[m[0]] = true;
+        pair[m[0]][m[1] / 8] |= (unsigned char)(1u << (m[1] % 8));
+    }
+}
 
 bool tg_launch_mentions(const char *text)
 {
@@ -322,12 +327,13 @@ bool tg_launch_mentions(const char *text)
      * per string scanned a long env value fourteen times), and the bytes no string starts with
      * are passed over by one table look each */
     const unsigned char *s = (const unsigned char *)text;
+    pthread_once(&mention_once, mention_build);
     for (;; s++) {
         while (!stop[*s])
             s++;
         if (!*s)
             return false;
-        if (s[1] != second[*s][0] && s[1] != second[*s][1])
+        if (!(pair[*s][s[1] / 8] >> (s[1] % 8) & 1))
             continue;
         const unsigned char *at = mention_at[*s];
         for (unsigned k = at[0]; k < (unsigned)at[0] + at[1]; k++) {

@@ -630,6 +630,8 @@ static size_t opt_hash(const char *s, size_t n)
 static void index_build(struct opt_index *x)
 {
     for (size_t i = 0; x->tab[i].name; i++) {
+        if (2 * (i + 1) > OPT_SLOTS) /* a table this long needs more slots */
+            abort();
         size_t k = opt_hash(x->tab[i].name, x->tab[i].len);
         while (x->slot[k])
             k = (k + 1) & (OPT_SLOTS - 1);
@@ -667,8 +669,11 @@ static const struct opt_index *index_of(const struct opt *tab)
         pthread_once(&hydra_index.once, build_hydra);
         return &hydra_index;
     }
-    pthread_once(&horovod_index.once, build_horovod);
-    return &horovod_index;
+    if (tab == horovod_opts) {
+        pthread_once(&horovod_index.once, build_horovod);
+        return &horovod_index;
+    }
+    abort(); /* a table without an index: give it one above */
 }
 
 /* The option of x named by the n bytes at s, or NULL. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,9 +372,11 @@ static struct tg_plan_value *target(struct tg_plan *p, enum eff e)
  * until the name or an empty slot. No flag is named twice, so the index finds what a scan of
  * the table would; a scan cost some 200 instructions per word that starts with '-'. */
 #define FLAG_SLOTS 128 /* a power of two, over twice the table */
-#define FLAG_MIN 10    /* the shortest name (--yaml-cfg) */
+_Static_assert(2 * sizeof(flags) / sizeof(flags[0]) <= FLAG_SLOTS && FLAG_SLOTS <= 256,
+               "flag_slot holds 1 + an index of flags in a byte, in a table at most half full");
 
 static unsigned char flag_slot[FLAG_SLOTS]; /* 1 + the flag's index in flags; 0: empty */
+static size_t flag_min;                     /* the shortest name's length (at least 3: "--x") */
 static pthread_once_t flag_once = PTHREAD_ONCE_INIT;
 
 /* The slot of the n (>= 3) bytes at s. */
@@ -386,7 +389,12 @@ static size_t flag_hash(const char *s, size_t n)
 
 static void flag_index_build(void)
 {
+    flag_min = SIZE_MAX;
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (flags[i].len < 3 || flags[i].name[0] != '-' || flags[i].name[1] != '-')
+            abort(); /* flag_hash reads three bytes; every name is "--" and a word */
+        if (flags[i].len < flag_min)
+            flag_min = flags[i].len;
         size_t k = flag_hash(flags[i].name, flags[i].len);
         while (flag_slot[k])
             k = (k + 1) & (FLAG_SLOTS - 1);
@@ -401,9 +409,9 @@ static const struct flag *find_flag(const char *word, const char **inl)
     const char *eq = strchr(word, '=');
     size_t n = eq ? (size_t)(eq - word) : strlen(word);
     *inl = NULL;
-    if (n < FLAG_MIN)
-        return NULL;
     pthread_once(&flag_once, flag_index_build);
+    if (n < flag_min)
+        return NULL;
     for (size_t k = flag_hash(word, n); flag_slot[k]; k = (k + 1) & (FLAG_SLOTS - 1)) {
         const struct flag *f = &flags[flag_slot[k] - 1];
         if (f->len != n || memcmp(word, f->name, n))

@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${BENCH_SECONDS:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
-ROUND_SECS=$(((SECS + ROUNDS - 1) / ROUNDS))
+[ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "bench: BENCH_ROUNDS must be a whole number >= 1"; exit 2; }
+ROUND_SECS=$((SECS / ROUNDS))
+[ "$ROUND_SECS" -ge 1 ] || ROUND_SECS=1
 HS_SECS=${BENCH_HANDSHAKE_SECONDS:-5}
 CONNS=${BENCH_CONNS:-16 64}
 BODIES=${BENCH_BODIES:-pod-efa mpijob mpijob-torch pod-torch podgroup pod-large pod-update}
@@ -88,7 +90,7 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null && 
 
 echo "machine: $ncpu cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; ${SECS}s per row,"
+echo "servers: one thread each, pinned to core 0; wrk and openssl pinned to core 1; $((ROUNDS * ROUND_SECS))s per row,"
 echo "as $ROUNDS runs of ${ROUND_SECS}s that alternate with the yardstick's (floor, trainguard, floor, ...)"
 echo "x_floor: CPU per request over the floor row above (same body, connections, endpoint), and"
 echo "x_range: the lowest and highest ratio of the rounds; cpu_us/req is user + system time"
