@@ -218,7 +218,9 @@ static void model_size_text(const struct worked *k, char *buf, size_t len)
 /* The world in words: "48 ranks (6 nodes x 8 GPUs)". */
 static void world_words(const struct tg_plan_world *w, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s", w->how);
+    char how[sizeof(w->how)];
+    snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s",
+             tg_plan_world_how(w, how, sizeof(how)));
 }
 
 /* Appends to buf[len] at *at (formatted); what does not fit is cut. */
@@ -698,6 +700,7 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
 {
     const struct tg_plan *p = k->p;
     bool mg = megatron_family(p->fw);
+    char how[sizeof(k->world.how)];
     if (!ev->explain)
         ev->explain = json_object();
     if (!ev->explain)
@@ -720,7 +723,9 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
     rc = rc ? rc : set_new(o, "program", json_string(p->program));
     rc = rc ? rc : set_new(o, "container", json_string(c->name));
     rc = rc ? rc
-            : set_new(o, "worldFrom", json_string(k->world.known ? k->world.how : k->world.why));
+            : set_new(o, "worldFrom",
+                      json_string(k->world.known ? tg_plan_world_how(&k->world, how, sizeof(how))
+                                                 : k->world.why));
     if (rc == 0 && json_object_set_new(ev->explain, t->role_name, o) == 0)
         return 0;
     json_decref(o);
