@@ -385,27 +385,45 @@ static void group_pins(const struct tg_policy *pol, const struct tg_template *t,
 
 /* ---- scope: which templates need one zone ---------------------------------------------------- */
 
+/* The string values of the members of map named keys[0..n) (NULL for the others), found in one
+ * walk over the map: a lookup hashes its key, and label and annotation maps are small. */
+static void strings_named(json_t *map, const char *const *keys, size_t n, const char **vals)
+{
+    const char *k;
+    json_t *v;
+    for (size_t i = 0; i < n; i++)
+        vals[i] = NULL;
+    json_object_foreach (map, k, v) {
+        for (size_t i = 0; i < n; i++) {
+            if (k[0] == keys[i][0] && !strcmp(k, keys[i])) {
+                vals[i] = json_string_value(v);
+                break;
+            }
+        }
+    }
+}
+
 /* SPEC 13 "Pods at admission": a group of two or more pods that no judged workload owns. */
 static bool pod_shows_group(const struct tg_workload *wl)
 {
-    static const char *const gang[] = {"scheduling.k8s.io/group-name",
-                                       "scheduling.volcano.sh/group-name",
-                                       "scheduling.x-k8s.io/pod-group"};
-    static const char *const size[] = {"leaderworkerset.sigs.k8s.io/size",
-                                       "leaderworkerset.sigs.k8s.io/group-size"};
-    for (size_t i = 0; i < sizeof(gang) / sizeof(gang[0]); i++) {
+    /* the gang keys, then the size keys */
+    static const char *const keys[] = {
+        "scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name",
+        "scheduling.x-k8s.io/pod-group", "leaderworkerset.sigs.k8s.io/size",
+        "leaderworkerset.sigs.k8s.io/group-size"};
+    enum { NKEYS = sizeof(keys) / sizeof(keys[0]), NGANG = 3 };
+    const char *ann[NKEYS], *lab[NKEYS];
+    strings_named(wl->annotations, keys, NKEYS, ann);
+    strings_named(wl->labels, keys, NKEYS, lab);
+    for (size_t i = 0; i < NGANG; i++) {
         /* scheduler-plugins sets its key as a label, Volcano as an annotation: accept both */
-        const char *g = json_string_value(json_object_get(wl->annotations, gang[i]));
-        if (!g)
-            g = json_string_value(json_object_get(wl->labels, gang[i]));
+        const char *g = ann[i] ? ann[i] : lab[i];
         if (g && *g)
             return true;
     }
-    for (size_t i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
+    for (size_t i = NGANG; i < NKEYS; i++) {
         /* LWS writes the size annotation; SPEC 11 names a group-size label: accept both */
-        const char *v = json_string_value(json_object_get(wl->annotations, size[i]));
-        if (!v)
-            v = json_string_value(json_object_get(wl->labels, size[i]));
+        const char *v = ann[i] ? ann[i] : lab[i];
         char *end;
         long n = v ? strtol(v, &end, 10) : 0;
         if (v && end != v && *end == '\0' && n >= 2)
