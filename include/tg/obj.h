@@ -31,6 +31,11 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * when none is, and read them through the getters (which report) only when one is. */
 bool tg_wrong_type(const json_t *v, json_type want);
 
+/* The members of obj named keys[0..n) (NULL when absent, or when obj is no object), found in one
+ * walk over obj: a lookup hashes its key, so reading several members of a small object (labels,
+ * annotations, metadata) this way costs less than a json_object_get each. */
+void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out);
+
 /* Env of one container: the literal value of variable `name` (last definition wins, as the
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);

@@ -117,6 +117,23 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
     return -1;
 }
 
+void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+        const char *k = json_object_iter_key(it);
+        for (size_t i = 0; i < n; i++) {
+            /* a key with a NUL inside is another key (json_object_get compares lengths) */
+            if (k[0] == keys[i][0] && !strcmp(k, keys[i]) &&
+                json_object_iter_key_len(it) == strlen(keys[i])) {
+                out[i] = json_object_iter_value(it);
+                break;
+            }
+        }
+    }
+}
+
 const char *tg_env_value(json_t *container, const char *name, bool *defined)
 {
     json_t *env = json_object_get(container, "env");

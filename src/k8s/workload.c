@@ -664,14 +664,21 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->obj = obj;
     wl->old_obj = old_obj;
     tg_path_root(&root);
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-    const char *kn = json_string_value(json_object_get(obj, "kind"));
+    /* the members of the object and of its metadata in one walk over each (not a lookup each) */
+    static const char *const top_keys[] = {"apiVersion", "kind", "metadata"};
+    static const char *const meta_keys[] = {"name", "namespace", "annotations", "labels",
+                                            "ownerReferences"};
+    json_t *top[3], *mm[5];
+    tg_members_named(obj, top_keys, 3, top);
+    const char *av = json_string_value(top[0]);
+    const char *kn = json_string_value(top[1]);
     wl->api_version = av ? av : "";
     wl->kind_name = kn ? kn : "";
-    json_t *meta = tg_get_object(ev, obj, &root, "metadata");
-    json_t *rname = json_object_get(meta, "name"), *rns = json_object_get(meta, "namespace");
-    json_t *rann = json_object_get(meta, "annotations"), *rlab = json_object_get(meta, "labels");
-    json_t *rown = json_object_get(meta, "ownerReferences");
+    json_t *meta = json_is_object(top[2]) ? top[2] : NULL;
+    if (tg_wrong_type(top[2], JSON_OBJECT))
+        meta = tg_get_object(ev, obj, &root, "metadata"); /* reports it */
+    tg_members_named(meta, meta_keys, 5, mm);
+    json_t *rname = mm[0], *rns = mm[1], *rann = mm[2], *rlab = mm[3], *rown = mm[4];
     const char *name = json_string_value(rname), *ns = json_string_value(rns);
     wl->annotations = json_is_object(rann) ? rann : NULL;
     wl->labels = json_is_object(rlab) ? rlab : NULL;

@@ -21,6 +21,8 @@
 #define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
 #define VALUE_TEXT_MAX 40
+/* Templates whose rank lists the env and RDMA checks keep on the stack; more take the heap. */
+#define TPL_ON_STACK 8
 
 /* The JSON text of v for a message ("\"$EFA_PER_NODE\"", "1.5", "null"), cut to fit. */
 static const char *value_text(const json_t *v, char *buf, size_t len)
@@ -274,20 +276,21 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     size_t i;
     json_t *v;
     json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
-    if (json_array_size(vols) == 0)
-        return;
-    tg_path_key(&vp, &t->spec_path, "volumes");
     json_array_foreach (vols, i, v) {
         if (!json_is_object(v))
             continue;
         json_t *host = json_object_get(v, "hostPath");
         json_t *pv = json_is_object(host) ? json_object_get(host, "path") : NULL;
         const char *path = json_string_value(pv);
-        const char *name = json_string_value(json_object_get(v, "name"));
         bool bad = tg_wrong_type(host, JSON_OBJECT) || tg_wrong_type(pv, JSON_STRING);
-        if (!bad && (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name)))
+        if (!bad && (!path || !is_infiniband_path(path)))
+            continue;
+        /* the name only for a hostPath of the devices (or a wrong type) */
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (!bad && (!name || !volume_mounted(t, name)))
             continue;
         /* a wrong type to report, or a finding: read again through the getters, with paths */
+        tg_path_key(&vp, &t->spec_path, "volumes");
         tg_path_index(&ip, &vp, i);
         host = tg_get_object(ev, v, &ip, "hostPath");
         tg_path_key(&hp, &ip, "hostPath");
@@ -688,14 +691,16 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
 static int check_env_without_device(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
-    struct tg_template **ranks = NULL;
-    bool *launcher = NULL;
+    struct tg_template *ranks_stack[TPL_ON_STACK], **ranks = NULL;
+    bool launcher_stack[TPL_ON_STACK], *launcher = NULL;
     size_t nranks = 0;
     int rc = 0;
     if (wl->ntpl == 0 || tg_pod_is_ssh_rank_host(wl))
         return 0;
-    ranks = calloc(wl->ntpl, sizeof(*ranks));
-    launcher = calloc(wl->ntpl, sizeof(*launcher));
+    /* both are written before they are read */
+    bool heap = wl->ntpl > TPL_ON_STACK;
+    ranks = heap ? calloc(wl->ntpl, sizeof(*ranks)) : ranks_stack;
+    launcher = heap ? calloc(wl->ntpl, sizeof(*launcher)) : launcher_stack;
     if (!ranks || !launcher) {
         rc = -ENOMEM;
         goto out;
@@ -726,8 +731,10 @@ static int check_env_without_device(struct tg_eval *ev)
             goto out;
     }
 out:
-    free(ranks);
-    free(launcher);
+    if (heap) {
+        free(ranks);
+        free(launcher);
+    }
     return rc;
 }
 
@@ -760,6 +767,9 @@ static int lacks_rdma_read(struct tg_eval *ev, const struct tg_template *t, bool
     for (size_t i = 0; i < pin.n && *lacks; i++) {
         const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
         *lacks = in && in->rdma_read == TG_NO;
+    }
+    /* the names, for the finding only */
+    for (size_t i = 0; i < pin.n && *lacks; i++) {
         int w = snprintf(types + at, len - at, "%s%s", at ? ", " : "", pin.values[i]);
         if (w > 0 && (size_t)w < len - at)
             at += (size_t)w;
@@ -788,10 +798,11 @@ static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool laun
             struct tg_path ep;
             if ((rc = lacks_rdma_read(ev, t, &lacks, types, sizeof(types))) < 0)
                 return rc;
-            env_field(c, env_index(c->c, RDMA_VAR), &ep);
-            if (lacks)
+            if (lacks) {
+                env_field(c, env_index(c->c, RDMA_VAR), &ep);
                 tg_report(ev, TG_RULE_EFA_RDMA_UNSUPPORTED, ep.field,
                           RDMA_VAR "=%s, but the EFA of %s has no RDMA read: " RDMA_FIX, v, types);
+            }
         }
         if (!launcher)
             continue;
@@ -823,8 +834,12 @@ static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool laun
 static int check_rdma_all(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
-    struct tg_template **ranks = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*ranks));
-    bool *launcher = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*launcher));
+    struct tg_template *ranks_stack[TPL_ON_STACK];
+    bool launcher_stack[TPL_ON_STACK];
+    /* both are written before they are read */
+    bool heap = wl->ntpl > TPL_ON_STACK;
+    struct tg_template **ranks = heap ? calloc(wl->ntpl, sizeof(*ranks)) : ranks_stack;
+    bool *launcher = heap ? calloc(wl->ntpl, sizeof(*launcher)) : launcher_stack;
     size_t nranks = 0;
     int rc = 0;
     if (!ranks || !launcher) {
@@ -840,8 +855,10 @@ static int check_rdma_all(struct tg_eval *ev)
     for (size_t i = 0; i < wl->ntpl && rc >= 0; i++)
         rc = check_rdma(ev, &wl->tpl[i], launcher[i] && wl->kind != TG_KIND_POD, ranks, nranks);
 out:
-    free(ranks);
-    free(launcher);
+    if (heap) {
+        free(ranks);
+        free(launcher);
+    }
     return rc < 0 ? rc : 0;
 }
 

@@ -119,10 +119,24 @@ static bool holds_in_zone(const struct tg_policy *pol, json_t *terms, bool weigh
     return false;
 }
 
-/* Required pod affinity that keeps the pods together; sets field. */
+/* Required pod affinity that keeps the pods together; sets field (only when it does). */
 static bool pod_affinity_pin(struct tg_eval *ev, const struct tg_template *t, struct tg_path *field)
 {
     struct tg_path p;
+    /* read first without paths; through the getters (which report at their paths) only when a
+     * member on the way has the wrong type */
+    json_t *raff = json_is_object(t->spec) ? json_object_get(t->spec, "affinity") : NULL;
+    json_t *rpa = json_is_object(raff) ? json_object_get(raff, "podAffinity") : NULL;
+    json_t *rreq = json_is_object(rpa) ? json_object_get(rpa, REQUIRED) : NULL;
+    if (!tg_wrong_type(raff, JSON_OBJECT) && !tg_wrong_type(rpa, JSON_OBJECT) &&
+        !tg_wrong_type(rreq, JSON_ARRAY)) {
+        if (!json_is_array(rreq) || !holds_in_zone(ev->policy, rreq, false))
+            return false;
+        tg_path_key(field, &t->spec_path, "affinity");
+        tg_path_key(field, field, "podAffinity");
+        tg_path_key(field, field, REQUIRED);
+        return true;
+    }
     json_t *aff = tg_get_object(ev, t->spec, &t->spec_path, "affinity");
     tg_path_key(&p, &t->spec_path, "affinity");
     json_t *pa = tg_get_object(ev, aff, &p, "podAffinity");
@@ -140,13 +154,13 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     size_t i, k;
     json_t *w, *e;
     json_t *aff = json_object_get(t->spec, "affinity");
-    tg_path_key(&p, &t->spec_path, "affinity");
     json_t *pref = json_object_get(json_object_get(aff, "nodeAffinity"), PREFERRED);
     json_array_foreach (pref, i, w) {
         json_t *exprs = json_object_get(json_object_get(w, "preference"), "matchExpressions");
         json_array_foreach (exprs, k, e) {
             const char *key = json_string_value(json_object_get(e, "key"));
             if (key && tg_policy_is_zone_label(pol, key)) {
+                tg_path_key(&p, &t->spec_path, "affinity");
                 tg_path_key(field, &p, "nodeAffinity");
                 tg_path_key(field, field, PREFERRED);
                 return true;
@@ -155,6 +169,7 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     }
     json_t *ppref = json_object_get(json_object_get(aff, "podAffinity"), PREFERRED);
     if (json_is_array(ppref) && holds_in_zone(pol, ppref, true)) {
+        tg_path_key(&p, &t->spec_path, "affinity");
         tg_path_key(field, &p, "podAffinity");
         tg_path_key(field, field, PREFERRED);
         return true;
@@ -385,24 +400,6 @@ static void group_pins(const struct tg_policy *pol, const struct tg_template *t,
 
 /* ---- scope: which templates need one zone ---------------------------------------------------- */
 
-/* The string values of the members of map named keys[0..n) (NULL for the others), found in one
- * walk over the map: a lookup hashes its key, and label and annotation maps are small. */
-static void strings_named(json_t *map, const char *const *keys, size_t n, const char **vals)
-{
-    const char *k;
-    json_t *v;
-    for (size_t i = 0; i < n; i++)
-        vals[i] = NULL;
-    json_object_foreach (map, k, v) {
-        for (size_t i = 0; i < n; i++) {
-            if (k[0] == keys[i][0] && !strcmp(k, keys[i])) {
-                vals[i] = json_string_value(v);
-                break;
-            }
-        }
-    }
-}
-
 /* SPEC 13 "Pods at admission": a group of two or more pods that no judged workload owns. */
 static bool pod_shows_group(const struct tg_workload *wl)
 {
@@ -412,18 +409,23 @@ static bool pod_shows_group(const struct tg_workload *wl)
         "scheduling.x-k8s.io/pod-group", "leaderworkerset.sigs.k8s.io/size",
         "leaderworkerset.sigs.k8s.io/group-size"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]), NGANG = 3 };
-    const char *ann[NKEYS], *lab[NKEYS];
-    strings_named(wl->annotations, keys, NKEYS, ann);
-    strings_named(wl->labels, keys, NKEYS, lab);
+    /* one walk over each map (they are small), not a lookup per key */
+    json_t *ann[NKEYS], *lab[NKEYS];
+    tg_members_named(wl->annotations, keys, NKEYS, ann);
+    tg_members_named(wl->labels, keys, NKEYS, lab);
     for (size_t i = 0; i < NGANG; i++) {
         /* scheduler-plugins sets its key as a label, Volcano as an annotation: accept both */
-        const char *g = ann[i] ? ann[i] : lab[i];
+        const char *g = json_string_value(ann[i]);
+        if (!g)
+            g = json_string_value(lab[i]);
         if (g && *g)
             return true;
     }
     for (size_t i = NGANG; i < NKEYS; i++) {
         /* LWS writes the size annotation; SPEC 11 names a group-size label: accept both */
-        const char *v = ann[i] ? ann[i] : lab[i];
+        const char *v = json_string_value(ann[i]);
+        if (!v)
+            v = json_string_value(lab[i]);
         char *end;
         long n = v ? strtol(v, &end, 10) : 0;
         if (v && end != v && *end == '\0' && n >= 2)

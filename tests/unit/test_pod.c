@@ -430,6 +430,33 @@ START_TEST(selector_key_with_nul)
 }
 END_TEST
 
+/* tg_members_named finds what json_object_get finds, key by key: present, absent, a key that
+ * only starts with a wanted one, a key with a NUL inside, and no object at all. */
+START_TEST(members_named_agrees_with_lookups)
+{
+    static const char *const keys[] = {"name", "labels", "nam", "k1", "absent", ""};
+    enum { N = sizeof(keys) / sizeof(keys[0]) };
+    json_t *o = yaml("{name: a, names: b, labels: {x: y}, k: c, \"\": e}");
+    json_object_setn_new(o, "k1\0x", 4, json_string("z"));
+    json_t *got[N];
+    tg_members_named(o, keys, N, got);
+    for (size_t i = 0; i < N; i++)
+        ck_assert_msg(got[i] == json_object_get(o, keys[i]), "key %s", keys[i]);
+    ck_assert_ptr_nonnull(got[0]);
+    ck_assert_ptr_nonnull(got[1]);
+    ck_assert_ptr_null(got[3]); /* only "k1\0x" is written */
+    ck_assert_ptr_nonnull(got[5]);
+    json_t *arr = json_array();
+    got[0] = arr;
+    tg_members_named(arr, keys, N, got);
+    tg_members_named(NULL, keys, 1, got + 1);
+    ck_assert_ptr_null(got[0]);
+    ck_assert_ptr_null(got[1]);
+    json_decref(arr);
+    json_decref(o);
+}
+END_TEST
+
 START_TEST(label_pin_has)
 {
     struct tg_label_pin pin;
@@ -519,6 +546,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
+    tcase_add_test(tc, members_named_agrees_with_lookups);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);
