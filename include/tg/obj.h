@@ -36,6 +36,16 @@ bool tg_wrong_type(const json_t *v, json_type want);
  * annotations, metadata) this way costs less than a json_object_get each. */
 void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out);
 
+/* The members name, value and valueFrom of one env entry (NULL when absent), found in one walk
+ * over the entry (a few members), not a lookup each. */
+struct tg_env_members {
+    json_t *name, *value, *value_from;
+};
+void tg_env_entry_read(json_t *e, struct tg_env_members *out);
+/* The string name of env entry e, or NULL: a walk that stops at "name" (nearly always the first
+ * member). */
+const char *tg_env_entry_name(json_t *e);
+
 /* Env of one container: the literal value of variable `name` (last definition wins, as the
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);

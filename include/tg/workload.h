@@ -57,11 +57,17 @@ struct tg_container {
      * decode time, since the rules look up device counts in them over a hundred times per
      * request (include/tg/pod.h: tg_ctr_res). */
     json_t *limits, *requests;
+    /* resources, resources.limits and resources.requests as written (any JSON type; the last two
+     * NULL when resources is no object), for the checks that report a wrong type */
+    json_t *res_raw, *limits_raw, *requests_raw;
     bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
     /* tg_container_count of the devices the rules count most (EFA, nvidia.com/gpu,
      * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
     signed char dev_rc[3];
     long long dev_n[3];
+    /* Their members of limits and of requests (NULL when absent), read in one walk over each:
+     * tg_ctr_res answers for those devices from them. */
+    json_t *dev_limit[3], *dev_request[3];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */

@@ -25,16 +25,10 @@ void tg_container_res(json_t *container, const char *name, struct tg_res *out)
     out->request = json_is_object(requests) ? json_object_get(requests, name) : NULL;
 }
 
-void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
-{
-    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
-    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
-}
-
 /* Nearly every count is a short string of digits ("32"): read at once, that is the integer the
  * quantity grammar gives for it (tests/unit: pod suite, against the grammar). false for anything
  * else, which takes the general parser. */
-static bool plain_digits(const json_t *v, long long *out)
+bool tg_plain_count(const json_t *v, long long *out)
 {
     const char *s;
     size_t len;
@@ -59,7 +53,7 @@ static bool plain_digits(const json_t *v, long long *out)
 static int count_of(const json_t *v, long long *out)
 {
     struct tg_quantity q;
-    if (v && plain_digits(v, out))
+    if (v && tg_plain_count(v, out))
         return 0;
     if (!v || tg_quantity_from_json(v, &q) < 0)
         return -1;
@@ -104,10 +98,27 @@ static int ctr_count_read(const struct tg_container *c, const char *name, long l
 
 void tg_ctr_count_devices(struct tg_container *c)
 {
+    /* one walk over limits and one over requests for the three devices, not a lookup each */
+    tg_members_named(c->limits, devices, 3, c->dev_limit);
+    tg_members_named(c->requests, devices, 3, c->dev_request);
     for (int i = 0; i < 3; i++) {
+        /* the limit when present, else the request */
+        json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];
         c->dev_n[i] = 0;
-        c->dev_rc[i] = (signed char)ctr_count_read(c, devices[i], &c->dev_n[i]);
+        c->dev_rc[i] = (signed char)(!v ? 0 : count_of(v, &c->dev_n[i]) < 0 ? -1 : 1);
     }
+}
+
+void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
+{
+    int i = device_index(name);
+    if (i >= 0) {
+        out->limit = c->dev_limit[i];
+        out->request = c->dev_request[i];
+        return;
+    }
+    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
+    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
 }
 
 int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)

@@ -70,6 +70,9 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
         else if (!strcmp(key, "claims"))
             claims = m;
     }
+    k->res_raw = res;
+    k->limits_raw = limits;
+    k->requests_raw = requests;
     k->limits = json_is_object(limits) ? limits : NULL;
     k->requests = json_is_object(requests) ? requests : NULL;
     k->claims = json_array_size(claims) > 0;

@@ -53,7 +53,7 @@ static long env_index(json_t *container, const char *name)
     size_t i;
     json_t *e;
     json_array_foreach (env, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *n = tg_env_entry_name(e);
         if (n && !strcmp(n, name))
             last = (long)i;
     }
@@ -116,10 +116,14 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     struct tg_path rp;
     struct tg_quantity lq, rq;
     char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
+    long long ln, rn;
     tg_ctr_res(c, name, &r);
-    /* a usable value's quantity comes back parsed, for the comparison below */
-    bool lok = r.limit && check_value(ev, name, r.limit, c, "limits", &lq);
-    bool rok = r.request && check_value(ev, name, r.request, c, "requests", &rq);
+    /* A plain digit string (nearly every EFA count) is a usable integer: it needs no parse. A
+     * usable value's quantity comes back parsed, for the comparison below. */
+    bool lplain = r.limit && tg_plain_count(r.limit, &ln);
+    bool rplain = r.request && tg_plain_count(r.request, &rn);
+    bool lok = lplain || (r.limit && check_value(ev, name, r.limit, c, "limits", &lq));
+    bool rok = rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
     if (!r.request || !rok)
         return;
     if (!r.limit) {
@@ -135,7 +139,18 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     }
     if (!lok)
         return;
-    if (tg_quantity_cmp(&lq, &rq) != 0) {
+    bool differ;
+    if (lplain && rplain) {
+        differ = ln != rn;
+    } else {
+        /* one plain, one not: the plain one parsed too (it parses, as a quantity) */
+        if (lplain)
+            tg_quantity_from_json(r.limit, &lq);
+        if (rplain)
+            tg_quantity_from_json(r.request, &rq);
+        differ = tg_quantity_cmp(&lq, &rq) != 0;
+    }
+    if (differ) {
         res_field(c, "requests", name, &rp);
         tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                   "request %s differs from limit %s; %s cannot be overcommitted: make them "
@@ -166,9 +181,13 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     struct tg_path rp;
     const char *names[8];
     size_t n = 0;
-    json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
-    json_t *lraw = json_object_get(res, "limits");
-    json_t *rraw = json_object_get(res, "requests");
+    /* resources, limits and requests as the decoder read them; read again through the getters
+     * only to report a wrong type */
+    json_t *res = json_is_object(c->res_raw) ? c->res_raw : NULL;
+    if (tg_wrong_type(c->res_raw, JSON_OBJECT))
+        tg_get_object(ev, c->c, &c->path, "resources");
+    json_t *lraw = c->limits_raw;
+    json_t *rraw = c->requests_raw;
     json_t *limits = json_is_object(lraw) ? lraw : NULL;
     json_t *requests = json_is_object(rraw) ? rraw : NULL;
     if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {

@@ -498,7 +498,7 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
     for (size_t k = 0; k < l->nruns; k++)
         openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
     json_array_foreach (env, i, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *name = tg_env_entry_name(e);
         if (!name || !is_fabric_var(name) || reaches_ranks(l, name))
             continue;
         bool dup = false;

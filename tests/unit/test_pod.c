@@ -108,6 +108,12 @@ START_TEST(decoded_counts_agree_for_every_device)
             ck_assert_msg(tg_ctr_count(&t.containers[0], names[q], &b) == want, "%s: %s", res,
                           names[q]);
             ck_assert_msg(a == b, "%s: %s: %lld, expected %lld", res, names[q], b, a);
+            /* the members kept at decode for the devices, looked up for the others */
+            struct tg_res ra, rb;
+            tg_container_res(c, names[q], &ra);
+            tg_ctr_res(&t.containers[0], names[q], &rb);
+            ck_assert_msg(ra.limit == rb.limit && ra.request == rb.request, "%s: %s", res,
+                          names[q]);
         }
         free(t.containers);
         json_decref(c);
@@ -457,6 +463,35 @@ START_TEST(members_named_agrees_with_lookups)
 }
 END_TEST
 
+/* An env entry's members, walked (up to 8 members) or looked up (more), are what json_object_get
+ * finds; a key with a NUL inside is not "name". */
+START_TEST(env_entry_walk_and_lookup_agree)
+{
+    for (int pad = 0; pad <= 9; pad += 9) {
+        json_t *e = json_object();
+        json_object_setn_new(e, "name\0x", 6, json_string("WRONG"));
+        json_object_set_new(e, "valueFrom", json_object());
+        for (int i = 0; i < pad; i++) {
+            char key[32];
+            snprintf(key, sizeof(key), "pad-%d", i);
+            json_object_set_new(e, key, json_string("x"));
+        }
+        struct tg_env_members m;
+        ck_assert_ptr_null(tg_env_entry_name(e));
+        json_object_set_new(e, "name", json_string("FI_PROVIDER"));
+        json_object_set_new(e, "value", json_string("efa"));
+        ck_assert_str_eq(tg_env_entry_name(e), "FI_PROVIDER");
+        tg_env_entry_read(e, &m);
+        ck_assert_ptr_eq(m.name, json_object_get(e, "name"));
+        ck_assert_ptr_eq(m.value, json_object_get(e, "value"));
+        ck_assert_ptr_eq(m.value_from, json_object_get(e, "valueFrom"));
+        ck_assert_ptr_nonnull(m.value_from);
+        json_decref(e);
+    }
+    ck_assert_ptr_null(tg_env_entry_name(NULL));
+}
+END_TEST
+
 START_TEST(label_pin_has)
 {
     struct tg_label_pin pin;
@@ -547,6 +582,7 @@ Suite *tg_test_pod_suite(void)
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
     tcase_add_test(tc, members_named_agrees_with_lookups);
+    tcase_add_test(tc, env_entry_walk_and_lookup_agree);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);
