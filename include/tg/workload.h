@@ -95,6 +95,16 @@ struct tg_template {
      * absent when it is not known at admission, field the object field it comes from. NULL when
      * none. Owned by the view. */
     json_t *operator_env;
+    /* tg_template_instance_types' answer, kept when no fit and no wrong JSON type shaped it (no
+     * family pin was enumerated; nothing was reported), for its later calls without ev: the rules
+     * ask for one template's types up to five times per request. Written through the rules'
+     * const pointers (the view itself is not const); the values are borrowed. */
+    struct {
+        bool set, finite, mentioned;
+        const void *table; /* the instance table it was read against */
+        size_t ntable, n;
+        const char *values[8];
+    } types_memo;
 };
 
 /* MPIJob facts (defaults already applied where the operator applies them). */

@@ -607,7 +607,7 @@ static bool row_fits(const struct tg_instance *in, const struct tg_fit *fit)
  * hold fit when some can. A family the table does not know, or a size without a family, cannot be
  * enumerated: open. */
 static int pins_types(const struct type_pins *p, const struct tg_instance *table, size_t n,
-                      const struct tg_fit *fit, struct tg_label_pin *out)
+                      const struct tg_fit *fit, struct tg_label_pin *out, bool *fit_used)
 {
     char fam[64];
     tg_label_pin_init(out);
@@ -627,6 +627,7 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
     }
     if (!p->family.finite)
         return 0;
+    *fit_used = true; /* the family's rows, narrowed by fit */
     for (size_t i = 0; i < p->family.n; i++) {
         if (!tg_instance_family_known(table, n, p->family.values[i]))
             return 0; /* open */
@@ -646,6 +647,40 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
     return 0;
 }
 
+/* The kept answer of tg_template_instance_types (struct tg_template types_memo), copied to out. */
+static int types_from_memo(const struct tg_template *t, struct tg_label_pin *out)
+{
+    tg_label_pin_init(out);
+    out->finite = t->types_memo.finite;
+    out->mentioned = t->types_memo.mentioned;
+    if (t->types_memo.n == 0)
+        return 0;
+    out->values = malloc(t->types_memo.n * sizeof(*out->values));
+    if (!out->values)
+        return -ENOMEM;
+    memcpy(out->values, t->types_memo.values, t->types_memo.n * sizeof(*out->values));
+    out->n = t->types_memo.n;
+    return 0;
+}
+
+/* Keeps out as t's answer (see types_memo), when it fits. */
+static void types_to_memo(const struct tg_template *t, const struct tg_instance *table,
+                          size_t ntable, const struct tg_label_pin *out)
+{
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_template *mt = (struct tg_template *)t;
+    if (out->n > sizeof(mt->types_memo.values) / sizeof(mt->types_memo.values[0]))
+        return;
+    mt->types_memo.finite = out->finite;
+    mt->types_memo.mentioned = out->mentioned;
+    mt->types_memo.table = table;
+    mt->types_memo.ntable = ntable;
+    mt->types_memo.n = out->n;
+    if (out->n)
+        memcpy(mt->types_memo.values, out->values, out->n * sizeof(*out->values));
+    mt->types_memo.set = true;
+}
+
 int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
                                const struct tg_instance *table, size_t ntable,
                                const struct tg_fit *fit, struct tg_label_pin *out)
@@ -653,9 +688,14 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     struct type_pins sel, term;
     struct tg_label_pin cand, aff;
     struct pin_ctx quiet = {NULL, false, false}; /* the terms: reported by the per-key reader */
+    bool fit_used = false;
     size_t i;
     json_t *tm;
     int rc;
+    /* a call without ev reports nothing, so the kept answer serves it */
+    if (!ev && t->types_memo.set && t->types_memo.table == (const void *)table &&
+        t->types_memo.ntable == ntable)
+        return types_from_memo(t, out);
     memset(&sel, 0, sizeof(sel));
     memset(&term, 0, sizeof(term));
     tg_label_pin_init(&aff);
@@ -678,7 +718,7 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
             (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0)
             goto out;
     }
-    if ((rc = pins_types(&sel, table, ntable, fit, out)) < 0)
+    if ((rc = pins_types(&sel, table, ntable, fit, out, &fit_used)) < 0)
         goto out;
     /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
      * per-key reader too, which reports wrong JSON types in the terms (on ev; without ev it
@@ -700,7 +740,7 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
                            &term.type)) < 0 ||
             (rc = term_pin(&quiet, tm, NULL, family_keys, 1, &term.family)) < 0 ||
             (rc = term_pin(&quiet, tm, NULL, size_keys, 1, &term.size)) < 0 ||
-            (rc = pins_types(&term, table, ntable, fit, &cand)) < 0)
+            (rc = pins_types(&term, table, ntable, fit, &cand, &fit_used)) < 0)
             goto out;
         aff.mentioned |= cand.mentioned;
         if (!cand.finite)
@@ -716,6 +756,8 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     if (open)
         aff.n = 0;
     rc = pin_and(out, &aff);
+    if (rc == 0 && !x.bad && !fit_used)
+        types_to_memo(t, table, ntable, out);
 out:
     type_pins_release(&sel);
     type_pins_release(&term);

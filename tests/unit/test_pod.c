@@ -354,6 +354,55 @@ START_TEST(label_pin)
     ck_assert_msg(!strcmp(got, pc->values), "%s: values [%s], expected [%s]", pc->spec, got,
                   pc->values);
     tg_label_pin_release(&pin);
+    /* asked again (the template's kept answer, when it keeps one): the same pin */
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: again",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: again: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
+    tg_workload_release(&wl);
+    json_decref(obj);
+}
+END_TEST
+
+/* A family pin's types depend on the fit: asked with one fit then another, each call answers for
+ * its own fit (no kept answer from the first serves the second). */
+START_TEST(family_pin_follows_the_fit)
+{
+    static const struct tg_fit fits[] = {{4, 0, 0}, {1, 0, 0}, {4, 0, 0}};
+    size_t rows[3];
+    struct tg_workload wl;
+    struct tg_label_pin pin;
+    json_t *obj;
+    decode_pod("{nodeSelector: {karpenter.k8s.aws/instance-family: g5}}", &wl, &obj);
+    for (size_t k = 0; k < 3; k++) {
+        rows[k] = 0; /* the g5 rows of the table that hold the fit */
+        for (size_t i = 0; i < tg_instance_table_len; i++) {
+            if (!strncmp(tg_instance_table[i].name, "g5.", 3) &&
+                tg_instance_table[i].gpus >= fits[k].gpus)
+                rows[k]++;
+        }
+        ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                    tg_instance_table_len, &fits[k], &pin),
+                         0);
+        ck_assert(pin.finite);
+        ck_assert_uint_eq(pin.n, rows[k]);
+        for (size_t i = 0; i < pin.n; i++) {
+            const struct tg_instance *in =
+                tg_instance_find(tg_instance_table, tg_instance_table_len, pin.values[i]);
+            ck_assert_ptr_nonnull(in);
+            ck_assert_int_ge(in->gpus, fits[k].gpus);
+        }
+        tg_label_pin_release(&pin);
+    }
+    ck_assert_uint_lt(rows[0], rows[1]); /* the fits choose different rows */
     tg_workload_release(&wl);
     json_decref(obj);
 }
@@ -578,6 +627,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, template_uses_claims);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
+    tcase_add_test(tc, family_pin_follows_the_fit);
     tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
