@@ -87,6 +87,15 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
  * unusable values meant a count >= 0; it may be 0), 0 when no container writes it. */
 int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
 
+/* ---- the pod spec's scheduling members ------------------------------------------------------
+ * spec.nodeSelector, spec.affinity and spec.resourceClaims of t as json_object_get answers them
+ * (any JSON type, NULL when absent), read once per template (tg_workload_decode calls
+ * tg_template_read_spec when its decoder is done), looked up when t was not read so. */
+void tg_template_read_spec(struct tg_template *t);
+json_t *tg_template_node_selector(const struct tg_template *t);
+json_t *tg_template_affinity(const struct tg_template *t);
+json_t *tg_template_resource_claims(const struct tg_template *t);
+
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)
  * that a pod spec's constraints allow. nodeSelector and required node affinity are ANDed; the
@@ -112,6 +121,12 @@ int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path 
  * absent, empty or unusable term list does not restrict. Returns 0 or -ENOMEM. */
 int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+/* The same two for template t's pod spec, reading its nodeSelector and affinity as
+ * tg_template_node_selector and tg_template_affinity give them. */
+int tg_template_pin_node_selector(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
 /* Both together (the intersection). Returns 0 or -ENOMEM. */
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);

@@ -95,6 +95,13 @@ struct tg_template {
      * absent when it is not known at admission, field the object field it comes from. NULL when
      * none. Owned by the view. */
     json_t *operator_env;
+    /* spec.nodeSelector, spec.affinity and spec.resourceClaims as written (json_object_get's
+     * answer: any JSON type, NULL when absent or when spec is no object), read once when the
+     * decoder is done (spec_read), for the readers that would look them up several times per
+     * request (include/tg/pod.h: tg_template_node_selector). Without spec_read (a template built
+     * by hand) they are looked up. */
+    bool spec_read;
+    json_t *node_selector, *affinity, *resource_claims;
     /* tg_template_instance_types' answer, kept when no fit and no wrong JSON type shaped it (no
      * family pin was enumerated; nothing was reported), for its later calls without ev: the rules
      * ask for one template's types up to five times per request. Written through the rules'

@@ -147,7 +147,7 @@ bool tg_ctr_requests_efa(const struct tg_container *c)
 
 bool tg_template_uses_claims(const struct tg_template *t)
 {
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+    if (json_array_size(tg_template_resource_claims(t)) > 0)
         return true;
     for (size_t i = 0; i < t->ncontainers; i++) {
         if (t->containers[i].claims)
@@ -366,6 +366,22 @@ static json_t *pin_get(struct pin_ctx *x, json_t *parent, const struct tg_path *
     return NULL;
 }
 
+/* pin_get of member key of spec, when raw != NULL: *raw is json_object_get's answer for it, read
+ * before (paths on, the getter reads it again to report). */
+static json_t *pin_get_spec(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *path, const char *key, json_type want)
+{
+    if (!raw || x->paths)
+        return pin_get(x, spec, path, key, want);
+    json_t *v = *raw;
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_typeof(v) == want)
+        return v;
+    x->bad = true;
+    return NULL;
+}
+
 static const char *pin_get_string(struct pin_ctx *x, json_t *parent, const struct tg_path *path,
                                   const char *key)
 {
@@ -445,25 +461,41 @@ static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path 
     return 0;
 }
 
-static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+/* raw: spec's nodeSelector as read before, or NULL to look it up */
+static int node_selector_in(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                            struct tg_label_pin *out)
 {
     struct tg_path np;
-    json_t *ns = pin_get(x, spec, spec_path, "nodeSelector", JSON_OBJECT);
+    json_t *ns = pin_get_spec(x, spec, raw, spec_path, "nodeSelector", JSON_OBJECT);
     pin_path_key(x, &np, spec_path, "nodeSelector");
     return selector_keys_in(x, ns, &np, keys, nkeys, out);
+}
+
+static int pin_node_selector(struct tg_eval *ev, json_t *spec, json_t *const *raw,
+                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                             struct tg_label_pin *out)
+{
+    struct pin_ctx x = {ev, false, false};
+    int rc = node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
+    if (rc < 0 || !x.bad || !ev)
+        return rc;
+    tg_label_pin_release(out);
+    x.paths = true;
+    return node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
 }
 
 int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    struct pin_ctx x = {ev, false, false};
-    int rc = node_selector_in(&x, spec, spec_path, keys, nkeys, out);
-    if (rc < 0 || !x.bad || !ev)
-        return rc;
-    tg_label_pin_release(out);
-    x.paths = true;
-    return node_selector_in(&x, spec, spec_path, keys, nkeys, out);
+    return pin_node_selector(ev, spec, NULL, spec_path, keys, nkeys, out);
+}
+
+int tg_template_pin_node_selector(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_selector(ev, t->spec, t->spec_read ? &t->node_selector : NULL, &t->spec_path,
+                             keys, nkeys, out);
 }
 
 /* The values one nodeSelectorTerm allows (open when it has no In on the keys). */
@@ -502,8 +534,10 @@ static int term_pin(struct pin_ctx *x, json_t *term, const struct tg_path *tp,
     return 0;
 }
 
-static int node_affinity_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+/* raw: spec's affinity as read before, or NULL to look it up */
+static int node_affinity_in(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                            struct tg_label_pin *out)
 {
     struct tg_path p, tp;
     struct tg_label_pin term;
@@ -512,7 +546,7 @@ static int node_affinity_in(struct pin_ctx *x, json_t *spec, const struct tg_pat
     int rc = 0;
     tg_label_pin_init(out);
     tg_label_pin_init(&term);
-    json_t *aff = pin_get(x, spec, spec_path, "affinity", JSON_OBJECT);
+    json_t *aff = pin_get_spec(x, spec, raw, spec_path, "affinity", JSON_OBJECT);
     pin_path_key(x, &p, spec_path, "affinity");
     json_t *na = pin_get(x, aff, &p, "nodeAffinity", JSON_OBJECT);
     pin_path_key(x, &p, &p, "nodeAffinity");
@@ -552,16 +586,54 @@ out:
     return rc;
 }
 
-int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
-                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+static int pin_node_affinity(struct tg_eval *ev, json_t *spec, json_t *const *raw,
+                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                             struct tg_label_pin *out)
 {
     struct pin_ctx x = {ev, false, false};
-    int rc = node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
+    int rc = node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
     if (rc < 0 || !x.bad || !ev)
         return rc;
     tg_label_pin_release(out);
     x.paths = true;
-    return node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
+    return node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
+}
+
+int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_affinity(ev, spec, NULL, spec_path, keys, nkeys, out);
+}
+
+int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_affinity(ev, t->spec, t->spec_read ? &t->affinity : NULL, &t->spec_path, keys,
+                             nkeys, out);
+}
+
+void tg_template_read_spec(struct tg_template *t)
+{
+    bool obj = json_is_object(t->spec);
+    t->node_selector = obj ? json_object_get(t->spec, "nodeSelector") : NULL;
+    t->affinity = obj ? json_object_get(t->spec, "affinity") : NULL;
+    t->resource_claims = obj ? json_object_get(t->spec, "resourceClaims") : NULL;
+    t->spec_read = true;
+}
+
+json_t *tg_template_node_selector(const struct tg_template *t)
+{
+    return t->spec_read ? t->node_selector : json_object_get(t->spec, "nodeSelector");
+}
+
+json_t *tg_template_affinity(const struct tg_template *t)
+{
+    return t->spec_read ? t->affinity : json_object_get(t->spec, "affinity");
+}
+
+json_t *tg_template_resource_claims(const struct tg_template *t)
+{
+    return t->spec_read ? t->resource_claims : json_object_get(t->spec, "resourceClaims");
 }
 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
@@ -703,7 +775,8 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     /* nodeSelector is read once for the three labels; a wrong type met there is reported by
      * reading it again per label, as tg_pin_node_selector does */
     struct pin_ctx x = {ev, false, false};
-    json_t *ns = pin_get(&x, t->spec, &t->spec_path, "nodeSelector", JSON_OBJECT);
+    json_t *ns_raw = tg_template_node_selector(t);
+    json_t *ns = pin_get_spec(&x, t->spec, &ns_raw, &t->spec_path, "nodeSelector", JSON_OBJECT);
     if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
                                &sel.type)) < 0 ||
         (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
@@ -711,11 +784,10 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
         goto out;
     if (x.bad && ev) {
         type_pins_release(&sel);
-        if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                       tg_instance_type_label_count, &sel.type)) < 0 ||
-            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) <
-                0 ||
-            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0)
+        if ((rc = tg_template_pin_node_selector(ev, t, tg_instance_type_labels,
+                                                tg_instance_type_label_count, &sel.type)) < 0 ||
+            (rc = tg_template_pin_node_selector(ev, t, family_keys, 1, &sel.family)) < 0 ||
+            (rc = tg_template_pin_node_selector(ev, t, size_keys, 1, &sel.size)) < 0)
             goto out;
     }
     if ((rc = pins_types(&sel, table, ntable, fit, out, &fit_used)) < 0)
@@ -723,11 +795,11 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
      * per-key reader too, which reports wrong JSON types in the terms (on ev; without ev it
      * would only read them). */
-    if (ev && (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                         tg_instance_type_label_count, &aff)) < 0)
+    if (ev && (rc = tg_template_pin_node_affinity(ev, t, tg_instance_type_labels,
+                                                  tg_instance_type_label_count, &aff)) < 0)
         goto out;
     tg_label_pin_release(&aff);
-    json_t *aff_obj = json_object_get(json_object_get(t->spec, "affinity"), "nodeAffinity");
+    json_t *aff_obj = json_object_get(tg_template_affinity(t), "nodeAffinity");
     json_t *req = json_object_get(aff_obj, "requiredDuringSchedulingIgnoredDuringExecution");
     json_t *terms = json_object_get(req, "nodeSelectorTerms");
     bool open = !json_is_array(terms) || json_array_size(terms) == 0;

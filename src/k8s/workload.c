@@ -710,6 +710,8 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
     queue_state(wl, spec);
     int rc = decode_kind(ev, wl, spec, &sp, version);
+    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++)
+        tg_template_read_spec(&wl->tpl[i]);
     if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
                     kind == TG_KIND_VCJOB))
         single_world(wl);

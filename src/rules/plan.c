@@ -543,13 +543,12 @@ static void check_batch(struct tg_eval *ev, struct seen *s, const struct tg_cont
  * (the IMEX channel of a ComputeDomain): one multi-node NVLink domain of up to 72 GPUs. */
 static bool nvlink_clique(const struct tg_template *t)
 {
-    json_t *terms =
-        json_object_get(json_object_get(json_object_get(t->spec, "affinity"), "podAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution");
     size_t i;
     json_t *term;
     if (!tg_template_uses_claims(t))
         return false;
+    json_t *terms = json_object_get(json_object_get(tg_template_affinity(t), "podAffinity"),
+                                    "requiredDuringSchedulingIgnoredDuringExecution");
     json_array_foreach (terms, i, term) {
         const char *key = json_string_value(json_object_get(term, "topologyKey"));
         if (key && !strcmp(key, "nvidia.com/gpu.clique"))

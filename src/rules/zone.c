@@ -73,9 +73,9 @@ static void join(const struct tg_label_pin *p, char *buf, size_t len)
 }
 
 /* The first of keys written in nodeSelector (for the field), or NULL. */
-static const char *selector_zone_key(char *const *keys, size_t nkeys, json_t *spec)
+static const char *selector_zone_key(char *const *keys, size_t nkeys, const struct tg_template *t)
 {
-    json_t *ns = json_object_get(spec, "nodeSelector");
+    json_t *ns = tg_template_node_selector(t);
     for (size_t i = 0; i < nkeys; i++) {
         if (json_is_string(json_object_get(ns, keys[i])))
             return keys[i];
@@ -84,9 +84,10 @@ static const char *selector_zone_key(char *const *keys, size_t nkeys, json_t *sp
 }
 
 /* A nodeSelector entry on a single-zone node label of the policy; NULL when none matches. */
-static const struct tg_zone_label *single_zone_pin(const struct tg_policy *pol, json_t *spec)
+static const struct tg_zone_label *single_zone_pin(const struct tg_policy *pol,
+                                                   const struct tg_template *t)
 {
-    json_t *ns = json_object_get(spec, "nodeSelector");
+    json_t *ns = tg_template_node_selector(t);
     for (size_t i = 0; i < pol->nsingle_zone; i++) {
         const struct tg_zone_label *z = &pol->single_zone_labels[i];
         const char *v = json_string_value(json_object_get(ns, z->key));
@@ -125,7 +126,7 @@ static bool pod_affinity_pin(struct tg_eval *ev, const struct tg_template *t, st
     struct tg_path p;
     /* read first without paths; through the getters (which report at their paths) only when a
      * member on the way has the wrong type */
-    json_t *raff = json_is_object(t->spec) ? json_object_get(t->spec, "affinity") : NULL;
+    json_t *raff = tg_template_affinity(t);
     json_t *rpa = json_is_object(raff) ? json_object_get(raff, "podAffinity") : NULL;
     json_t *rreq = json_is_object(rpa) ? json_object_get(rpa, REQUIRED) : NULL;
     if (!tg_wrong_type(raff, JSON_OBJECT) && !tg_wrong_type(rpa, JSON_OBJECT) &&
@@ -153,7 +154,7 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     struct tg_path p;
     size_t i, k;
     json_t *w, *e;
-    json_t *aff = json_object_get(t->spec, "affinity");
+    json_t *aff = tg_template_affinity(t);
     json_t *pref = json_object_get(json_object_get(aff, "nodeAffinity"), PREFERRED);
     json_array_foreach (pref, i, w) {
         json_t *exprs = json_object_get(json_object_get(w, "preference"), "matchExpressions");
@@ -191,7 +192,7 @@ static void affinity_path(const struct tg_template *t, struct tg_path *p)
 static void selector_path(const struct tg_template *t, char *const *zkeys, size_t nzkeys,
                           struct tg_path *p)
 {
-    const char *nskey = selector_zone_key(zkeys, nzkeys, t->spec);
+    const char *nskey = selector_zone_key(zkeys, nzkeys, t);
     tg_path_key(p, &t->spec_path, "nodeSelector");
     if (nskey)
         tg_path_key(p, p, nskey);
@@ -237,8 +238,8 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     int rc;
     memset(zp, 0, sizeof(*zp));
     tg_label_pin_init(&aff);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, nzkeys, &ns)) < 0 ||
-        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, nzkeys, &aff)) < 0)
+    if ((rc = tg_template_pin_node_selector(ev, t, keys, nzkeys, &ns)) < 0 ||
+        (rc = tg_template_pin_node_affinity(ev, t, keys, nzkeys, &aff)) < 0)
         goto out;
     join(&aff, list, sizeof(list));
     if (ns.finite && ns.n == 0) {
@@ -283,7 +284,7 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     } else if (!zp->zone && aff.mentioned) {
         several = true;
     }
-    const struct tg_zone_label *sz = single_zone_pin(pol, t->spec);
+    const struct tg_zone_label *sz = single_zone_pin(pol, t);
     if (sz) {
         struct tg_path szp;
         tg_path_key(&szp, &t->spec_path, "nodeSelector");

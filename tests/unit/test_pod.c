@@ -367,6 +367,23 @@ START_TEST(label_pin)
                   pc->spec);
     ck_assert_msg(!strcmp(got, pc->values), "%s: again: values [%s]", pc->spec, got);
     tg_label_pin_release(&pin);
+    /* a template whose spec members were not read at decode looks them up: the same pin */
+    ck_assert(wl.tpl[0].spec_read);
+    wl.tpl[0].spec_read = false;
+    wl.tpl[0].types_memo.set = false;
+    wl.tpl[0].node_selector = wl.tpl[0].affinity = NULL;
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: looked up",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: looked up: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
     tg_workload_release(&wl);
     json_decref(obj);
 }
