@@ -149,7 +149,18 @@ long long tg_job_spec_pods(struct tg_eval *ev, json_t *job_spec, const struct tg
     return par < comp ? par : comp;
 }
 
-static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
+/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
+ * before: through the getter (which reports) only when raw has the wrong type. */
+static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
+                             const struct tg_path *path, const char *key)
+{
+    if (tg_wrong_type(raw, JSON_OBJECT))
+        return tg_get_object(ev, parent, path, key);
+    return json_is_object(raw) ? raw : NULL;
+}
+
+/* meta, spec: the object's metadata and spec as json_object_get answers them */
+static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, json_t *spec)
 {
     struct tg_path root;
     struct tg_template *t = tg_workload_add_template(wl);
@@ -160,8 +171,8 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
     t->role_name = "Pod";
     t->replicas = 1;
     t->path = root;
-    t->meta = tg_get_object(ev, wl->obj, &root, "metadata");
-    t->spec = tg_get_object(ev, wl->obj, &root, "spec");
+    t->meta = object_member(ev, meta, wl->obj, &root, "metadata");
+    t->spec = object_member(ev, spec, wl->obj, &root, "spec");
     tg_path_key(&t->spec_path, &root, "spec");
     return tg_template_add_containers(ev, t);
 }
@@ -586,13 +597,14 @@ static bool kueue_gated(json_t *pod_spec)
 }
 
 /* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. */
-static void queue_state(struct tg_workload *wl, json_t *spec)
+/* raw_spec: the object's spec as json_object_get answers it */
+static void queue_state(struct tg_workload *wl, json_t *spec, json_t *raw_spec)
 {
     json_t *parent = NULL;
     const char *key;
     wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
     if (wl->kind == TG_KIND_POD) {
-        wl->queue_held = kueue_gated(json_object_get(wl->obj, "spec"));
+        wl->queue_held = kueue_gated(raw_spec);
         return;
     }
     if (!wl->queued)
@@ -616,11 +628,11 @@ static void single_world(struct tg_workload *wl)
 }
 
 static int decode_kind(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
-                       const struct tg_path *sp, const char *version)
+                       const struct tg_path *sp, const char *version, json_t *const *top)
 {
     switch (wl->kind) {
     case TG_KIND_POD:
-        return decode_pod(ev, wl);
+        return decode_pod(ev, wl, top[2], top[3]);
     case TG_KIND_MPIJOB:
         return decode_mpijob(ev, wl, spec, sp, version);
     case TG_KIND_NODESET:
@@ -668,11 +680,11 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->old_obj = old_obj;
     tg_path_root(&root);
     /* the members of the object and of its metadata in one walk over each (not a lookup each) */
-    static const char *const top_keys[] = {"apiVersion", "kind", "metadata"};
+    static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec"};
     static const char *const meta_keys[] = {"name", "namespace", "annotations", "labels",
                                             "ownerReferences"};
-    json_t *top[3], *mm[5];
-    tg_members_named(obj, top_keys, 3, top);
+    json_t *top[4], *mm[5];
+    tg_members_named(obj, top_keys, 4, top);
     const char *av = json_string_value(top[0]);
     const char *kn = json_string_value(top[1]);
     wl->api_version = av ? av : "";
@@ -706,10 +718,10 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         tg_path_root(&sp);
     else
         tg_path_key(&sp, &root, "spec");
-    json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
+    json_t *spec = kind == TG_KIND_POD ? NULL : object_member(ev, top[3], obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
-    queue_state(wl, spec);
-    int rc = decode_kind(ev, wl, spec, &sp, version);
+    queue_state(wl, spec, top[3]);
+    int rc = decode_kind(ev, wl, spec, &sp, version, top);
     for (size_t i = 0; rc == 0 && i < wl->ntpl; i++)
         tg_template_read_spec(&wl->tpl[i]);
     if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
