@@ -63,5 +63,7 @@ const char *tg_command_find(json_t *container, bool (*match)(const char *s, void
  * written into buf), or NULL when the name is not set or its own value is not known (valueFrom, or
  * longer than buf). *defined is set when the name appears at all. */
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined);
+/* The same for a container's env member (json_object_get's answer), read before. */
+const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined);
 
 #endif

@@ -153,6 +153,10 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
 
 /* ---- env --------------------------------------------------------------------------------- */
 
+/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h). */
+const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
+                           bool *defined);
+
 /* FI_PROVIDER value (a comma-separated libfabric provider list, "^" excludes) selects efa. */
 bool tg_fi_provider_selects_efa(const char *value);
 /* NCCL_NET value points NCCL at the OFI plugin: "AWS Libfabric", "Libfabric" or "ofi", any case

@@ -60,7 +60,8 @@ struct tg_container {
     /* resources, resources.limits and resources.requests as written (any JSON type; the last two
      * NULL when resources is no object), for the checks that report a wrong type */
     json_t *res_raw, *limits_raw, *requests_raw;
-    bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
+    json_t *env_raw; /* its env member as written (any JSON type), or NULL: tg_ctr_env_get */
+    bool claims;     /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
     /* tg_container_count of the devices the rules count most (EFA, nvidia.com/gpu,
      * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
     signed char dev_rc[3];

@@ -262,7 +262,11 @@ static const char *expand_entry(json_t *env, size_t upto, json_t *e, char *buf, 
 
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined)
 {
-    json_t *env = json_object_get(container, "env");
+    return tg_env_get_in(json_object_get(container, "env"), name, buf, len, defined);
+}
+
+const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined)
+{
     if (defined)
         *defined = false;
     if (!json_is_array(env) || len == 0)

@@ -841,6 +841,12 @@ out:
 
 /* ---- env ----------------------------------------------------------------------------------- */
 
+const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
+                           bool *defined)
+{
+    return tg_env_get_in(c->env_raw, name, buf, len, defined);
+}
+
 bool tg_fi_provider_selects_efa(const char *value)
 {
     if (!value || value[0] == '^')

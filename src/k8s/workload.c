@@ -70,6 +70,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
         else if (!strcmp(key, "claims"))
             claims = m;
     }
+    k->env_raw = json_object_get(c, "env");
     k->res_raw = res;
     k->limits_raw = limits;
     k->requests_raw = requests;

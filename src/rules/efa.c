@@ -236,7 +236,7 @@ static void check_provider(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path ep;
     char buf[TG_ENV_VALUE_MAX];
-    const char *v = tg_env_get(c->c, "FI_PROVIDER", buf, sizeof(buf), NULL);
+    const char *v = tg_ctr_env_get(c, "FI_PROVIDER", buf, sizeof(buf), NULL);
     if (!provider_excludes_efa(v))
         return;
     env_field(c, env_index(c->c, "FI_PROVIDER"), &ep);
@@ -546,14 +546,14 @@ out:
 
 /* The variable and value (expanded as the kubelet does, into buf) that make a container expect
  * EFA, or NULL. */
-static const char *efa_env(json_t *container, const char **var, char *buf, size_t len)
+static const char *efa_env(const struct tg_container *c, const char **var, char *buf, size_t len)
 {
-    const char *v = tg_env_get(container, "FI_PROVIDER", buf, len, NULL);
+    const char *v = tg_ctr_env_get(c, "FI_PROVIDER", buf, len, NULL);
     if (tg_fi_provider_selects_efa(v)) {
         *var = "FI_PROVIDER";
         return v;
     }
-    v = tg_env_get(container, "NCCL_NET", buf, len, NULL);
+    v = tg_ctr_env_get(c, "NCCL_NET", buf, len, NULL);
     if (tg_nccl_net_is_ofi(v)) {
         *var = "NCCL_NET";
         return v;
@@ -579,7 +579,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
         const struct tg_container *c = &t->containers[i];
         const char *var = NULL;
         char buf[TG_ENV_VALUE_MAX];
-        const char *v = efa_env(c->c, &var, buf, sizeof(buf));
+        const char *v = efa_env(c, &var, buf, sizeof(buf));
         struct tg_path ep;
         char txt[VALUE_TEXT_MAX];
         if (!v || tg_ctr_requests_efa(c))
@@ -687,7 +687,7 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
         char txt[VALUE_TEXT_MAX], buf[TG_ENV_VALUE_MAX];
         const char *own = NULL;
         /* The launcher's own env finding (when it runs ranks) already names this variable. */
-        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c->c, &own, buf, sizeof(buf))))
+        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c, &own, buf, sizeof(buf))))
             continue;
         snprintf(txt, sizeof(txt), "%s", value);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
@@ -812,7 +812,7 @@ static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool laun
     int rc;
     for (size_t k = 0; k < t->ncontainers; k++) {
         const struct tg_container *c = &t->containers[k];
-        const char *v = tg_env_get(c->c, RDMA_VAR, buf, sizeof(buf), NULL);
+        const char *v = tg_ctr_env_get(c, RDMA_VAR, buf, sizeof(buf), NULL);
         if (!launcher && rdma_requested(v)) {
             struct tg_path ep;
             if ((rc = lacks_rdma_read(ev, t, &lacks, types, sizeof(types))) < 0)
@@ -894,7 +894,8 @@ int tg_rules_efa(struct tg_eval *ev)
         bool efa = tg_template_requests_efa(t);
         for (size_t k = 0; k < t->ncontainers; k++) {
             /* env of the wrong type is reported once here; the env readers then skip it. */
-            tg_get_array(ev, t->containers[k].c, &t->containers[k].path, "env");
+            if (tg_wrong_type(t->containers[k].env_raw, JSON_ARRAY))
+                tg_get_array(ev, t->containers[k].c, &t->containers[k].path, "env");
             check_quantities(ev, &t->containers[k]);
             if (efa) {
                 check_hugepages(ev, &t->containers[k]);

@@ -176,7 +176,7 @@ static void check_nnodes(struct tg_eval *ev, struct seen *seen, const struct tg_
 static int lnc_env(const struct tg_container *c)
 {
     char buf[32];
-    const char *v = tg_env_get(c->c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL);
+    const char *v = tg_ctr_env_get(c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL);
     return v && (!strcmp(v, "1") || !strcmp(v, "2")) ? v[0] - '0' : 0;
 }
 

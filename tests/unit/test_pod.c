@@ -558,6 +558,40 @@ START_TEST(env_entry_walk_and_lookup_agree)
 }
 END_TEST
 
+/* A decoded container's env, as the decoder kept it, gives what the container's own env does. */
+START_TEST(container_env_agrees_with_the_object)
+{
+    static const char *const specs[] = {
+        "{containers: [{name: c, env: [{name: A, value: x}, {name: B, value: \"$(A)-y\"}, "
+        "{name: C, valueFrom: {fieldRef: {fieldPath: metadata.name}}}, {name: A, value: z}]}]}",
+        "{containers: [{name: c, env: FI_PROVIDER}]}",
+        "{containers: [{name: c}]}",
+    };
+    static const char *const names[] = {"A", "B", "C", "FI_PROVIDER", "D"};
+    for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+        struct tg_workload wl;
+        json_t *obj;
+        decode_pod(specs[k], &wl, &obj);
+        const struct tg_container *c = &wl.tpl[0].containers[0];
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            char a[64], b[64];
+            bool da = true, db = false;
+            const char *va = tg_env_get(c->c, names[i], a, sizeof(a), &da);
+            const char *vb = tg_ctr_env_get(c, names[i], b, sizeof(b), &db);
+            ck_assert_msg(da == db, "%s: %s", specs[k], names[i]);
+            ck_assert_msg((!va && !vb) || (va && vb && !strcmp(va, vb)), "%s: %s", specs[k],
+                          names[i]);
+        }
+        if (k == 0) {
+            char b[64];
+            ck_assert_str_eq(tg_ctr_env_get(c, "B", b, sizeof(b), NULL), "x-y");
+        }
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
+}
+END_TEST
+
 START_TEST(label_pin_has)
 {
     struct tg_label_pin pin;
@@ -650,6 +684,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, selector_key_with_nul);
     tcase_add_test(tc, members_named_agrees_with_lookups);
     tcase_add_test(tc, env_entry_walk_and_lookup_agree);
+    tcase_add_test(tc, container_env_agrees_with_the_object);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);
