@@ -612,12 +612,23 @@ int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *
                              nkeys, out);
 }
 
+/* A pod spec with at most this many members is walked for its three members; a larger one (a
+ * Pod's, with the API server's defaults) has them looked up. */
+#define SPEC_WALK_MAX 4
+
 void tg_template_read_spec(struct tg_template *t)
 {
-    bool obj = json_is_object(t->spec);
-    t->node_selector = obj ? json_object_get(t->spec, "nodeSelector") : NULL;
-    t->affinity = obj ? json_object_get(t->spec, "affinity") : NULL;
-    t->resource_claims = obj ? json_object_get(t->spec, "resourceClaims") : NULL;
+    static const char *const keys[] = {"nodeSelector", "affinity", "resourceClaims"};
+    json_t *v[3] = {NULL, NULL, NULL};
+    if (json_object_size(t->spec) <= SPEC_WALK_MAX) {
+        tg_members_named(t->spec, keys, 3, v); /* nothing when spec is no object */
+    } else {
+        for (size_t i = 0; i < 3; i++)
+            v[i] = json_object_get(t->spec, keys[i]);
+    }
+    t->node_selector = v[0];
+    t->affinity = v[1];
+    t->resource_claims = v[2];
     t->spec_read = true;
 }
 

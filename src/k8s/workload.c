@@ -113,13 +113,27 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
     return 0;
 }
 
+/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
+ * before: through the getter (which reports) only when raw has the wrong type. */
+static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
+                             const struct tg_path *path, const char *key)
+{
+    if (tg_wrong_type(raw, JSON_OBJECT))
+        return tg_get_object(ev, parent, path, key);
+    return json_is_object(raw) ? raw : NULL;
+}
+
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key)
 {
+    static const char *const keys[] = {"metadata", "spec"};
+    json_t *m[2];
     tg_path_key(&t->path, ppath, key);
     json_t *tpl = tg_get_object(ev, parent, ppath, key);
-    t->meta = tg_get_object(ev, tpl, &t->path, "metadata");
-    t->spec = tg_get_object(ev, tpl, &t->path, "spec");
+    /* a pod template holds metadata and spec: one walk over it, not two lookups */
+    tg_members_named(tpl, keys, 2, m);
+    t->meta = object_member(ev, m[0], tpl, &t->path, "metadata");
+    t->spec = object_member(ev, m[1], tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
     return tg_template_add_containers(ev, t);
 }
@@ -150,16 +164,6 @@ long long tg_job_spec_pods(struct tg_eval *ev, json_t *job_spec, const struct tg
     return par < comp ? par : comp;
 }
 
-/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
- * before: through the getter (which reports) only when raw has the wrong type. */
-static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
-                             const struct tg_path *path, const char *key)
-{
-    if (tg_wrong_type(raw, JSON_OBJECT))
-        return tg_get_object(ev, parent, path, key);
-    return json_is_object(raw) ? raw : NULL;
-}
-
 /* meta, spec: the object's metadata and spec as json_object_get answers them */
 static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, json_t *spec)
 {
@@ -178,11 +182,13 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, 
     return tg_template_add_containers(ev, t);
 }
 
+/* raw: the member role of specs as json_object_get answers it */
 static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
-                          const struct tg_path *sp, const char *role, struct tg_template **out)
+                          const struct tg_path *sp, const char *role, json_t *raw,
+                          struct tg_template **out)
 {
     struct tg_path rp;
-    json_t *rs = tg_get_object(ev, specs, sp, role);
+    json_t *rs = object_member(ev, raw, specs, sp, role);
     *out = NULL;
     if (!rs)
         return 0;
@@ -236,12 +242,16 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     }
     json_t *specs = tg_get_object(ev, spec, sp, "mpiReplicaSpecs");
     tg_path_key(&p, sp, "mpiReplicaSpecs");
-    m->launcher_spec = tg_get_object(NULL, specs, &p, "Launcher");
-    m->worker_spec = tg_get_object(NULL, specs, &p, "Worker");
-    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", &m->launcher)) < 0)
+    /* both replica specs in one walk over mpiReplicaSpecs, not four lookups */
+    static const char *const roles[] = {"Launcher", "Worker"};
+    json_t *rs[2];
+    tg_members_named(specs, roles, 2, rs);
+    m->launcher_spec = json_is_object(rs[0]) ? rs[0] : NULL;
+    m->worker_spec = json_is_object(rs[1]) ? rs[1] : NULL;
+    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], &m->launcher)) < 0)
         return rc;
     struct tg_template *worker;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", &worker)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], &worker)) < 0)
         return rc;
     /* realloc may have moved the launcher: take both pointers after the last add. */
     m->launcher = NULL;

@@ -227,6 +227,17 @@ START_TEST(template_uses_claims)
         decode_pod(cases[i].spec, &wl, &obj);
         ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s", cases[i].spec);
         tg_workload_release(&wl);
+        /* the spec's members walked above; looked up in a spec of more than 4 members */
+        json_t *spec = json_object_get(obj, "spec");
+        for (int k = 0; json_object_size(spec) <= 4; k++) {
+            char key[32];
+            snprintf(key, sizeof(key), "pad-%d", k);
+            json_object_set_new(spec, key, json_string("x"));
+        }
+        ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
+        ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s padded",
+                      cases[i].spec);
+        tg_workload_release(&wl);
         json_decref(obj);
     }
 }
@@ -383,6 +394,27 @@ START_TEST(label_pin)
     ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: looked up",
                   pc->spec);
     ck_assert_msg(!strcmp(got, pc->values), "%s: looked up: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
+    tg_workload_release(&wl);
+    /* a spec of more members than the decoder walks has its members looked up: the same pin */
+    json_t *spec = json_object_get(obj, "spec");
+    for (int i = 0; json_is_object(spec) && json_object_size(spec) <= 4; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "pad-%d", i);
+        json_object_set_new(spec, key, json_string("x"));
+    }
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: padded",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: padded: values [%s]", pc->spec, got);
     tg_label_pin_release(&pin);
     tg_workload_release(&wl);
     json_decref(obj);
