@@ -31,6 +31,21 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * when none is, and read them through the getters (which report) only when one is. */
 bool tg_wrong_type(const json_t *v, json_type want);
 
+/* The members of obj named keys[0..n) (NULL when absent, or when obj is no object), found in one
+ * walk over obj: a lookup hashes its key, so reading several members of a small object (labels,
+ * annotations, metadata) this way costs less than a json_object_get each. */
+void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out);
+
+/* The members name, value and valueFrom of one env entry (NULL when absent), found in one walk
+ * over the entry (a few members), not a lookup each. */
+struct tg_env_members {
+    json_t *name, *value, *value_from;
+};
+void tg_env_entry_read(json_t *e, struct tg_env_members *out);
+/* The string name of env entry e, or NULL: a walk that stops at "name" (nearly always the first
+ * member). */
+const char *tg_env_entry_name(json_t *e);
+
 /* Env of one container: the literal value of variable `name` (last definition wins, as the
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
@@ -48,5 +63,7 @@ const char *tg_command_find(json_t *container, bool (*match)(const char *s, void
  * written into buf), or NULL when the name is not set or its own value is not known (valueFrom, or
  * longer than buf). *defined is set when the name appears at all. */
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined);
+/* The same for a container's env member (json_object_get's answer), read before. */
+const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined);
 
 #endif

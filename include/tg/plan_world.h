@@ -18,6 +18,7 @@
 #define TG_PLAN_WORLD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tg/eval.h"
 #include "tg/launch.h"
@@ -27,9 +28,27 @@ struct tg_plan_world {
     bool known;
     long long n;                    /* processes */
     long long nodes, per_node;      /* n = nodes x per_node when both are above 0 */
-    char how[128];                  /* "torchrun: 8 nodes x 8 GPUs", "mpirun -np 16" */
+    char how[128];                  /* "torchrun: 8 nodes x 8 GPUs", "mpirun -np 16": read it
+                                       through tg_plan_world_how */
     char why[TG_LAUNCH_REASON_MAX]; /* !known: the reason */
+    /* The how of the common worlds is written only when it is read (a finding or check's plan
+     * view shows it; a snprintf costs more than the rest of the world): its form and parts. */
+    enum {
+        TG_HOW_TEXT = 0, /* how is written */
+        TG_HOW_NODES,    /* "<who>: <nodes> node(s) x <per> <what>" */
+        TG_HOW_NP,       /* "<who> -np <n>" */
+    } how_form;
+    const char *how_who, *how_what;
+    long long how_nodes, how_per;
+    /* torchrun under mpirun: the ranks' how (cut at 60 bytes) then ", each rank running torchrun
+     * with <torch_nproc> <torch_what>" */
+    bool how_torch;
+    long long torch_nproc;
+    const char *torch_what;
 };
+
+/* The how of a known world: w->how, or written into buf[len] (128 bytes hold all of it). */
+const char *tg_plan_world_how(const struct tg_plan_world *w, char *buf, size_t len);
 
 /* The world of plan p, read from container c of template t (launch l holds the plan's MPI runs).
  * Returns 0, or -ENOMEM. */

@@ -59,9 +59,13 @@ bool tg_container_requests_efa(json_t *container);
 void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out);
 int tg_ctr_count(const struct tg_container *c, const char *name, long long *count);
 bool tg_ctr_requests_efa(const struct tg_container *c);
-/* Fills c->dev_rc and c->dev_n from c->limits and c->requests (the decoder, once per container):
- * tg_ctr_count answers for those devices from them. */
+/* Fills c->dev_rc, c->dev_n, c->dev_limit and c->dev_request from c->limits and c->requests (the
+ * decoder, once per container): tg_ctr_count and tg_ctr_res answer for those devices from them. */
 void tg_ctr_count_devices(struct tg_container *c);
+
+/* A count written as a JSON string of 1 to 18 ASCII digits (nearly every count): true and *out,
+ * the integer the quantity grammar gives for it; false for anything else. */
+bool tg_plain_count(const json_t *v, long long *out);
 
 /* Does the pod of t use Dynamic Resource Allocation (spec.resourceClaims, or resources.claims of a
  * container)? A claim may carry any device, GPU or EFA: its count is unknown
@@ -82,6 +86,15 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
  * tg_template_count), 2 and *count when some are not (*count is then a lower bound, assuming the
  * unusable values meant a count >= 0; it may be 0), 0 when no container writes it. */
 int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
+
+/* ---- the pod spec's scheduling members ------------------------------------------------------
+ * spec.nodeSelector, spec.affinity and spec.resourceClaims of t as json_object_get answers them
+ * (any JSON type, NULL when absent), read once per template (tg_workload_decode calls
+ * tg_template_read_spec when its decoder is done), looked up when t was not read so. */
+void tg_template_read_spec(struct tg_template *t);
+json_t *tg_template_node_selector(const struct tg_template *t);
+json_t *tg_template_affinity(const struct tg_template *t);
+json_t *tg_template_resource_claims(const struct tg_template *t);
 
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)
@@ -108,6 +121,12 @@ int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path 
  * absent, empty or unusable term list does not restrict. Returns 0 or -ENOMEM. */
 int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+/* The same two for template t's pod spec, reading its nodeSelector and affinity as
+ * tg_template_node_selector and tg_template_affinity give them. */
+int tg_template_pin_node_selector(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
+int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
 /* Both together (the intersection). Returns 0 or -ENOMEM. */
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                  const char *const *keys, size_t nkeys, struct tg_label_pin *out);
@@ -133,6 +152,10 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
                                const struct tg_fit *fit, struct tg_label_pin *out);
 
 /* ---- env --------------------------------------------------------------------------------- */
+
+/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h). */
+const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
+                           bool *defined);
 
 /* FI_PROVIDER value (a comma-separated libfabric provider list, "^" excludes) selects efa. */
 bool tg_fi_provider_selects_efa(const char *value);

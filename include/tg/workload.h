@@ -57,11 +57,18 @@ struct tg_container {
      * decode time, since the rules look up device counts in them over a hundred times per
      * request (include/tg/pod.h: tg_ctr_res). */
     json_t *limits, *requests;
-    bool claims; /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
+    /* resources, resources.limits and resources.requests as written (any JSON type; the last two
+     * NULL when resources is no object), for the checks that report a wrong type */
+    json_t *res_raw, *limits_raw, *requests_raw;
+    json_t *env_raw; /* its env member as written (any JSON type), or NULL: tg_ctr_env_get */
+    bool claims;     /* resources.claims is a non-empty array (DRA: tg_template_uses_claims) */
     /* tg_container_count of the devices the rules count most (EFA, nvidia.com/gpu,
      * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
     signed char dev_rc[3];
     long long dev_n[3];
+    /* Their members of limits and of requests (NULL when absent), read in one walk over each:
+     * tg_ctr_res answers for those devices from them. */
+    json_t *dev_limit[3], *dev_request[3];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */
@@ -89,6 +96,23 @@ struct tg_template {
      * absent when it is not known at admission, field the object field it comes from. NULL when
      * none. Owned by the view. */
     json_t *operator_env;
+    /* spec.nodeSelector, spec.affinity and spec.resourceClaims as written (json_object_get's
+     * answer: any JSON type, NULL when absent or when spec is no object), read once when the
+     * decoder is done (spec_read), for the readers that would look them up several times per
+     * request (include/tg/pod.h: tg_template_node_selector). Without spec_read (a template built
+     * by hand) they are looked up. */
+    bool spec_read;
+    json_t *node_selector, *affinity, *resource_claims;
+    /* tg_template_instance_types' answer, kept when no fit and no wrong JSON type shaped it (no
+     * family pin was enumerated; nothing was reported), for its later calls without ev: the rules
+     * ask for one template's types up to five times per request. Written through the rules'
+     * const pointers (the view itself is not const); the values are borrowed. */
+    struct {
+        bool set, finite, mentioned;
+        const void *table; /* the instance table it was read against */
+        size_t ntable, n;
+        const char *values[8];
+    } types_memo;
 };
 
 /* MPIJob facts (defaults already applied where the operator applies them). */

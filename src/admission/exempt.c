@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tg/exempt.h"
+#include "tg/obj.h"
 
 #define ANNOTATION_FIELD "metadata.annotations[" TG_EXEMPT_ANNOTATION "]"
 /* Rule ids are short ("efa.env-without-device"); a longer token is not one. */
@@ -71,8 +72,15 @@ static void add_rule(struct tg_exemption *ex, int idx)
 
 void tg_exemption_read(json_t *obj, bool allowed, struct tg_exemption *ex)
 {
-    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-    const char *s = json_string_value(json_object_get(ann, TG_EXEMPT_ANNOTATION));
+    static const char *const key[] = {TG_EXEMPT_ANNOTATION};
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations"), *v;
+    /* nearly every annotation map is small (the reader keeps no last-applied-configuration):
+     * walked for the key, not hashed */
+    if (json_object_size(ann) <= 4)
+        tg_members_named(ann, key, 1, &v);
+    else
+        v = json_object_get(ann, TG_EXEMPT_ANNOTATION);
+    const char *s = json_string_value(v);
     size_t nunknown = 0;
     ex->n = 0;
     ex->unknown[0] = '\0';

@@ -117,6 +117,58 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
     return -1;
 }
 
+void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+        const char *k = json_object_iter_key(it);
+        for (size_t i = 0; i < n; i++) {
+            /* a key with a NUL inside is another key (json_object_get compares lengths) */
+            if (k[0] == keys[i][0] && !strcmp(k, keys[i]) &&
+                json_object_iter_key_len(it) == strlen(keys[i])) {
+                out[i] = json_object_iter_value(it);
+                break;
+            }
+        }
+    }
+}
+
+/* An env entry with more members than this is looked up (the walks below read every member). */
+#define ENTRY_WALK_MAX 8
+
+void tg_env_entry_read(json_t *e, struct tg_env_members *out)
+{
+    out->name = out->value = out->value_from = NULL;
+    if (json_object_size(e) > ENTRY_WALK_MAX) {
+        out->name = json_object_get(e, "name");
+        out->value = json_object_get(e, "value");
+        out->value_from = json_object_get(e, "valueFrom");
+        return;
+    }
+    for (void *it = json_object_iter(e); it; it = json_object_iter_next(e, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t kl = json_object_iter_key_len(it);
+        if (kl == 4 && !memcmp(k, "name", 4))
+            out->name = json_object_iter_value(it);
+        else if (kl == 5 && !memcmp(k, "value", 5))
+            out->value = json_object_iter_value(it);
+        else if (kl == 9 && !memcmp(k, "valueFrom", 9))
+            out->value_from = json_object_iter_value(it);
+    }
+}
+
+const char *tg_env_entry_name(json_t *e)
+{
+    if (json_object_size(e) > ENTRY_WALK_MAX)
+        return json_string_value(json_object_get(e, "name"));
+    for (void *it = json_object_iter(e); it; it = json_object_iter_next(e, it)) {
+        if (json_object_iter_key_len(it) == 4 && !memcmp(json_object_iter_key(it), "name", 4))
+            return json_string_value(json_object_iter_value(it));
+    }
+    return NULL;
+}
+
 const char *tg_env_value(json_t *container, const char *name, bool *defined)
 {
     json_t *env = json_object_get(container, "env");
@@ -128,14 +180,16 @@ const char *tg_env_value(json_t *container, const char *name, bool *defined)
     if (!json_is_array(env))
         return NULL;
     json_array_foreach (env, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *n = tg_env_entry_name(e);
         if (!n || strcmp(n, name))
             continue;
         if (defined)
             *defined = true;
         /* A later definition replaces an earlier one, as the kubelet builds the env. */
-        value = json_string_value(json_object_get(e, "value"));
-        if (!value && !json_object_get(e, "valueFrom"))
+        struct tg_env_members m;
+        tg_env_entry_read(e, &m);
+        value = json_string_value(m.value);
+        if (!value && !m.value_from)
             value = "";
     }
     return value;
@@ -163,7 +217,7 @@ static const char *value_before(json_t *env, size_t upto, const char *name, size
 {
     for (size_t i = upto; i-- > 0;) {
         json_t *e = json_array_get(env, i);
-        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *n = tg_env_entry_name(e);
         if (n && strlen(n) == nlen && !strncmp(n, name, nlen))
             return depth > 8 ? NULL : expand_entry(env, i, e, buf, len, depth + 1);
     }
@@ -173,11 +227,13 @@ static const char *value_before(json_t *env, size_t upto, const char *name, size
 static const char *expand_entry(json_t *env, size_t upto, json_t *e, char *buf, size_t len,
                                 int depth)
 {
-    const char *v = json_string_value(json_object_get(e, "value"));
+    struct tg_env_members m;
+    tg_env_entry_read(e, &m);
+    const char *v = json_string_value(m.value);
     char ref[TG_ENV_VALUE_MAX];
     size_t at = 0;
     if (!v)
-        return json_object_get(e, "valueFrom") ? NULL : "";
+        return m.value_from ? NULL : "";
     if (!strchr(v, '$'))
         return v;
     buf[0] = '\0';
@@ -206,14 +262,18 @@ static const char *expand_entry(json_t *env, size_t upto, json_t *e, char *buf, 
 
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined)
 {
-    json_t *env = json_object_get(container, "env");
+    return tg_env_get_in(json_object_get(container, "env"), name, buf, len, defined);
+}
+
+const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined)
+{
     if (defined)
         *defined = false;
     if (!json_is_array(env) || len == 0)
         return NULL;
     for (size_t i = json_array_size(env); i-- > 0;) {
         json_t *e = json_array_get(env, i);
-        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *n = tg_env_entry_name(e);
         if (!n || strcmp(n, name))
             continue;
         if (defined)

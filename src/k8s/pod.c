@@ -25,16 +25,10 @@ void tg_container_res(json_t *container, const char *name, struct tg_res *out)
     out->request = json_is_object(requests) ? json_object_get(requests, name) : NULL;
 }
 
-void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
-{
-    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
-    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
-}
-
 /* Nearly every count is a short string of digits ("32"): read at once, that is the integer the
  * quantity grammar gives for it (tests/unit: pod suite, against the grammar). false for anything
  * else, which takes the general parser. */
-static bool plain_digits(const json_t *v, long long *out)
+bool tg_plain_count(const json_t *v, long long *out)
 {
     const char *s;
     size_t len;
@@ -59,7 +53,7 @@ static bool plain_digits(const json_t *v, long long *out)
 static int count_of(const json_t *v, long long *out)
 {
     struct tg_quantity q;
-    if (v && plain_digits(v, out))
+    if (v && tg_plain_count(v, out))
         return 0;
     if (!v || tg_quantity_from_json(v, &q) < 0)
         return -1;
@@ -104,10 +98,27 @@ static int ctr_count_read(const struct tg_container *c, const char *name, long l
 
 void tg_ctr_count_devices(struct tg_container *c)
 {
+    /* one walk over limits and one over requests for the three devices, not a lookup each */
+    tg_members_named(c->limits, devices, 3, c->dev_limit);
+    tg_members_named(c->requests, devices, 3, c->dev_request);
     for (int i = 0; i < 3; i++) {
+        /* the limit when present, else the request */
+        json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];
         c->dev_n[i] = 0;
-        c->dev_rc[i] = (signed char)ctr_count_read(c, devices[i], &c->dev_n[i]);
+        c->dev_rc[i] = (signed char)(!v ? 0 : count_of(v, &c->dev_n[i]) < 0 ? -1 : 1);
     }
+}
+
+void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
+{
+    int i = device_index(name);
+    if (i >= 0) {
+        out->limit = c->dev_limit[i];
+        out->request = c->dev_request[i];
+        return;
+    }
+    out->limit = c->limits ? json_object_get(c->limits, name) : NULL;
+    out->request = c->requests ? json_object_get(c->requests, name) : NULL;
 }
 
 int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
@@ -136,7 +147,7 @@ bool tg_ctr_requests_efa(const struct tg_container *c)
 
 bool tg_template_uses_claims(const struct tg_template *t)
 {
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+    if (json_array_size(tg_template_resource_claims(t)) > 0)
         return true;
     for (size_t i = 0; i < t->ncontainers; i++) {
         if (t->containers[i].claims)
@@ -355,6 +366,22 @@ static json_t *pin_get(struct pin_ctx *x, json_t *parent, const struct tg_path *
     return NULL;
 }
 
+/* pin_get of member key of spec, when raw != NULL: *raw is json_object_get's answer for it, read
+ * before (paths on, the getter reads it again to report). */
+static json_t *pin_get_spec(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *path, const char *key, json_type want)
+{
+    if (!raw || x->paths)
+        return pin_get(x, spec, path, key, want);
+    json_t *v = *raw;
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_typeof(v) == want)
+        return v;
+    x->bad = true;
+    return NULL;
+}
+
 static const char *pin_get_string(struct pin_ctx *x, json_t *parent, const struct tg_path *path,
                                   const char *key)
 {
@@ -434,25 +461,41 @@ static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path 
     return 0;
 }
 
-static int node_selector_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+/* raw: spec's nodeSelector as read before, or NULL to look it up */
+static int node_selector_in(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                            struct tg_label_pin *out)
 {
     struct tg_path np;
-    json_t *ns = pin_get(x, spec, spec_path, "nodeSelector", JSON_OBJECT);
+    json_t *ns = pin_get_spec(x, spec, raw, spec_path, "nodeSelector", JSON_OBJECT);
     pin_path_key(x, &np, spec_path, "nodeSelector");
     return selector_keys_in(x, ns, &np, keys, nkeys, out);
+}
+
+static int pin_node_selector(struct tg_eval *ev, json_t *spec, json_t *const *raw,
+                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                             struct tg_label_pin *out)
+{
+    struct pin_ctx x = {ev, false, false};
+    int rc = node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
+    if (rc < 0 || !x.bad || !ev)
+        return rc;
+    tg_label_pin_release(out);
+    x.paths = true;
+    return node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
 }
 
 int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    struct pin_ctx x = {ev, false, false};
-    int rc = node_selector_in(&x, spec, spec_path, keys, nkeys, out);
-    if (rc < 0 || !x.bad || !ev)
-        return rc;
-    tg_label_pin_release(out);
-    x.paths = true;
-    return node_selector_in(&x, spec, spec_path, keys, nkeys, out);
+    return pin_node_selector(ev, spec, NULL, spec_path, keys, nkeys, out);
+}
+
+int tg_template_pin_node_selector(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_selector(ev, t->spec, t->spec_read ? &t->node_selector : NULL, &t->spec_path,
+                             keys, nkeys, out);
 }
 
 /* The values one nodeSelectorTerm allows (open when it has no In on the keys). */
@@ -491,8 +534,10 @@ static int term_pin(struct pin_ctx *x, json_t *term, const struct tg_path *tp,
     return 0;
 }
 
-static int node_affinity_in(struct pin_ctx *x, json_t *spec, const struct tg_path *spec_path,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+/* raw: spec's affinity as read before, or NULL to look it up */
+static int node_affinity_in(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                            const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                            struct tg_label_pin *out)
 {
     struct tg_path p, tp;
     struct tg_label_pin term;
@@ -501,7 +546,7 @@ static int node_affinity_in(struct pin_ctx *x, json_t *spec, const struct tg_pat
     int rc = 0;
     tg_label_pin_init(out);
     tg_label_pin_init(&term);
-    json_t *aff = pin_get(x, spec, spec_path, "affinity", JSON_OBJECT);
+    json_t *aff = pin_get_spec(x, spec, raw, spec_path, "affinity", JSON_OBJECT);
     pin_path_key(x, &p, spec_path, "affinity");
     json_t *na = pin_get(x, aff, &p, "nodeAffinity", JSON_OBJECT);
     pin_path_key(x, &p, &p, "nodeAffinity");
@@ -541,16 +586,65 @@ out:
     return rc;
 }
 
-int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
-                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+static int pin_node_affinity(struct tg_eval *ev, json_t *spec, json_t *const *raw,
+                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                             struct tg_label_pin *out)
 {
     struct pin_ctx x = {ev, false, false};
-    int rc = node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
+    int rc = node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
     if (rc < 0 || !x.bad || !ev)
         return rc;
     tg_label_pin_release(out);
     x.paths = true;
-    return node_affinity_in(&x, spec, spec_path, keys, nkeys, out);
+    return node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
+}
+
+int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
+                         const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_affinity(ev, spec, NULL, spec_path, keys, nkeys, out);
+}
+
+int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
+                                  const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    return pin_node_affinity(ev, t->spec, t->spec_read ? &t->affinity : NULL, &t->spec_path, keys,
+                             nkeys, out);
+}
+
+/* A pod spec with at most this many members is walked for its three members; a larger one (a
+ * Pod's, with the API server's defaults) has them looked up. */
+#define SPEC_WALK_MAX 4
+
+void tg_template_read_spec(struct tg_template *t)
+{
+    static const char *const keys[] = {"nodeSelector", "affinity", "resourceClaims"};
+    json_t *v[3] = {NULL, NULL, NULL};
+    if (json_object_size(t->spec) <= SPEC_WALK_MAX) {
+        tg_members_named(t->spec, keys, 3, v); /* nothing when spec is no object */
+    } else {
+        for (size_t i = 0; i < 3; i++)
+            v[i] = json_object_get(t->spec, keys[i]);
+    }
+    t->node_selector = v[0];
+    t->affinity = v[1];
+    t->resource_claims = v[2];
+    t->spec_read = true;
+}
+
+json_t *tg_template_node_selector(const struct tg_template *t)
+{
+    return t->spec_read ? t->node_selector : json_object_get(t->spec, "nodeSelector");
+}
+
+json_t *tg_template_affinity(const struct tg_template *t)
+{
+    return t->spec_read ? t->affinity : json_object_get(t->spec, "affinity");
+}
+
+json_t *tg_template_resource_claims(const struct tg_template *t)
+{
+    return t->spec_read ? t->resource_claims : json_object_get(t->spec, "resourceClaims");
 }
 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
@@ -596,7 +690,7 @@ static bool row_fits(const struct tg_instance *in, const struct tg_fit *fit)
  * hold fit when some can. A family the table does not know, or a size without a family, cannot be
  * enumerated: open. */
 static int pins_types(const struct type_pins *p, const struct tg_instance *table, size_t n,
-                      const struct tg_fit *fit, struct tg_label_pin *out)
+                      const struct tg_fit *fit, struct tg_label_pin *out, bool *fit_used)
 {
     char fam[64];
     tg_label_pin_init(out);
@@ -616,6 +710,7 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
     }
     if (!p->family.finite)
         return 0;
+    *fit_used = true; /* the family's rows, narrowed by fit */
     for (size_t i = 0; i < p->family.n; i++) {
         if (!tg_instance_family_known(table, n, p->family.values[i]))
             return 0; /* open */
@@ -635,6 +730,40 @@ static int pins_types(const struct type_pins *p, const struct tg_instance *table
     return 0;
 }
 
+/* The kept answer of tg_template_instance_types (struct tg_template types_memo), copied to out. */
+static int types_from_memo(const struct tg_template *t, struct tg_label_pin *out)
+{
+    tg_label_pin_init(out);
+    out->finite = t->types_memo.finite;
+    out->mentioned = t->types_memo.mentioned;
+    if (t->types_memo.n == 0)
+        return 0;
+    out->values = malloc(t->types_memo.n * sizeof(*out->values));
+    if (!out->values)
+        return -ENOMEM;
+    memcpy(out->values, t->types_memo.values, t->types_memo.n * sizeof(*out->values));
+    out->n = t->types_memo.n;
+    return 0;
+}
+
+/* Keeps out as t's answer (see types_memo), when it fits. */
+static void types_to_memo(const struct tg_template *t, const struct tg_instance *table,
+                          size_t ntable, const struct tg_label_pin *out)
+{
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_template *mt = (struct tg_template *)t;
+    if (out->n > sizeof(mt->types_memo.values) / sizeof(mt->types_memo.values[0]))
+        return;
+    mt->types_memo.finite = out->finite;
+    mt->types_memo.mentioned = out->mentioned;
+    mt->types_memo.table = table;
+    mt->types_memo.ntable = ntable;
+    mt->types_memo.n = out->n;
+    if (out->n)
+        memcpy(mt->types_memo.values, out->values, out->n * sizeof(*out->values));
+    mt->types_memo.set = true;
+}
+
 int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
                                const struct tg_instance *table, size_t ntable,
                                const struct tg_fit *fit, struct tg_label_pin *out)
@@ -642,9 +771,14 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     struct type_pins sel, term;
     struct tg_label_pin cand, aff;
     struct pin_ctx quiet = {NULL, false, false}; /* the terms: reported by the per-key reader */
+    bool fit_used = false;
     size_t i;
     json_t *tm;
     int rc;
+    /* a call without ev reports nothing, so the kept answer serves it */
+    if (!ev && t->types_memo.set && t->types_memo.table == (const void *)table &&
+        t->types_memo.ntable == ntable)
+        return types_from_memo(t, out);
     memset(&sel, 0, sizeof(sel));
     memset(&term, 0, sizeof(term));
     tg_label_pin_init(&aff);
@@ -652,7 +786,8 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     /* nodeSelector is read once for the three labels; a wrong type met there is reported by
      * reading it again per label, as tg_pin_node_selector does */
     struct pin_ctx x = {ev, false, false};
-    json_t *ns = pin_get(&x, t->spec, &t->spec_path, "nodeSelector", JSON_OBJECT);
+    json_t *ns_raw = tg_template_node_selector(t);
+    json_t *ns = pin_get_spec(&x, t->spec, &ns_raw, &t->spec_path, "nodeSelector", JSON_OBJECT);
     if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
                                &sel.type)) < 0 ||
         (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
@@ -660,23 +795,22 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
         goto out;
     if (x.bad && ev) {
         type_pins_release(&sel);
-        if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                       tg_instance_type_label_count, &sel.type)) < 0 ||
-            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, family_keys, 1, &sel.family)) <
-                0 ||
-            (rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, size_keys, 1, &sel.size)) < 0)
+        if ((rc = tg_template_pin_node_selector(ev, t, tg_instance_type_labels,
+                                                tg_instance_type_label_count, &sel.type)) < 0 ||
+            (rc = tg_template_pin_node_selector(ev, t, family_keys, 1, &sel.family)) < 0 ||
+            (rc = tg_template_pin_node_selector(ev, t, size_keys, 1, &sel.size)) < 0)
             goto out;
     }
-    if ((rc = pins_types(&sel, table, ntable, fit, out)) < 0)
+    if ((rc = pins_types(&sel, table, ntable, fit, out, &fit_used)) < 0)
         goto out;
     /* Required node affinity: terms are ORed, the expressions of one term ANDed. Read once by the
      * per-key reader too, which reports wrong JSON types in the terms (on ev; without ev it
      * would only read them). */
-    if (ev && (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, tg_instance_type_labels,
-                                         tg_instance_type_label_count, &aff)) < 0)
+    if (ev && (rc = tg_template_pin_node_affinity(ev, t, tg_instance_type_labels,
+                                                  tg_instance_type_label_count, &aff)) < 0)
         goto out;
     tg_label_pin_release(&aff);
-    json_t *aff_obj = json_object_get(json_object_get(t->spec, "affinity"), "nodeAffinity");
+    json_t *aff_obj = json_object_get(tg_template_affinity(t), "nodeAffinity");
     json_t *req = json_object_get(aff_obj, "requiredDuringSchedulingIgnoredDuringExecution");
     json_t *terms = json_object_get(req, "nodeSelectorTerms");
     bool open = !json_is_array(terms) || json_array_size(terms) == 0;
@@ -689,7 +823,7 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
                            &term.type)) < 0 ||
             (rc = term_pin(&quiet, tm, NULL, family_keys, 1, &term.family)) < 0 ||
             (rc = term_pin(&quiet, tm, NULL, size_keys, 1, &term.size)) < 0 ||
-            (rc = pins_types(&term, table, ntable, fit, &cand)) < 0)
+            (rc = pins_types(&term, table, ntable, fit, &cand, &fit_used)) < 0)
             goto out;
         aff.mentioned |= cand.mentioned;
         if (!cand.finite)
@@ -705,6 +839,8 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     if (open)
         aff.n = 0;
     rc = pin_and(out, &aff);
+    if (rc == 0 && !x.bad && !fit_used)
+        types_to_memo(t, table, ntable, out);
 out:
     type_pins_release(&sel);
     type_pins_release(&term);
@@ -715,6 +851,12 @@ out:
 }
 
 /* ---- env ----------------------------------------------------------------------------------- */
+
+const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
+                           bool *defined)
+{
+    return tg_env_get_in(c->env_raw, name, buf, len, defined);
+}
 
 bool tg_fi_provider_selects_efa(const char *value)
 {

@@ -155,6 +155,22 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
     }
     if (nint + nfrac == 0 || parse_suffix(p, &e10, &b2) < 0)
         return -EINVAL;
+    if (nfrac == 0 && nint <= 18 && e10 >= -9 && e10 <= 18) {
+        /* Nearly every quantity ("32", "5120Mi", "90", "8k"): at most 18 integer digits (below
+         * 2^60) shifted by at most 60 bits fit an __int128, then times 10^(e10 + 9), 0 to 27
+         * times, stopping at the bound. The same value, and the same -ERANGE (a value of more
+         * than LIMIT_DIGITS digits is at least LIMIT), as the digit string below. */
+        long long iv = 0;
+        for (size_t i = 0; i < nint; i++)
+            iv = iv * 10 + (int_start[i] - '0');
+        v = (__int128)iv << b2;
+        for (long long i = 0; i < e10 + 9 && v < LIMIT; i++)
+            v *= 10;
+        if (v >= LIMIT)
+            return -ERANGE;
+        q->nano = neg ? -v : v;
+        return 0;
+    }
 
     /* the digits, with room for 19 more from the binary shift; a real quantity fits small */
     d = nint + nfrac + 20 <= sizeof(small) ? small : malloc(nint + nfrac + 20);

@@ -70,6 +70,10 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
         else if (!strcmp(key, "claims"))
             claims = m;
     }
+    k->env_raw = json_object_get(c, "env");
+    k->res_raw = res;
+    k->limits_raw = limits;
+    k->requests_raw = requests;
     k->limits = json_is_object(limits) ? limits : NULL;
     k->requests = json_is_object(requests) ? requests : NULL;
     k->claims = json_array_size(claims) > 0;
@@ -109,13 +113,27 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
     return 0;
 }
 
+/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
+ * before: through the getter (which reports) only when raw has the wrong type. */
+static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
+                             const struct tg_path *path, const char *key)
+{
+    if (tg_wrong_type(raw, JSON_OBJECT))
+        return tg_get_object(ev, parent, path, key);
+    return json_is_object(raw) ? raw : NULL;
+}
+
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key)
 {
+    static const char *const keys[] = {"metadata", "spec"};
+    json_t *m[2];
     tg_path_key(&t->path, ppath, key);
     json_t *tpl = tg_get_object(ev, parent, ppath, key);
-    t->meta = tg_get_object(ev, tpl, &t->path, "metadata");
-    t->spec = tg_get_object(ev, tpl, &t->path, "spec");
+    /* a pod template holds metadata and spec: one walk over it, not two lookups */
+    tg_members_named(tpl, keys, 2, m);
+    t->meta = object_member(ev, m[0], tpl, &t->path, "metadata");
+    t->spec = object_member(ev, m[1], tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
     return tg_template_add_containers(ev, t);
 }
@@ -146,7 +164,8 @@ long long tg_job_spec_pods(struct tg_eval *ev, json_t *job_spec, const struct tg
     return par < comp ? par : comp;
 }
 
-static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
+/* meta, spec: the object's metadata and spec as json_object_get answers them */
+static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, json_t *spec)
 {
     struct tg_path root;
     struct tg_template *t = tg_workload_add_template(wl);
@@ -157,17 +176,19 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl)
     t->role_name = "Pod";
     t->replicas = 1;
     t->path = root;
-    t->meta = tg_get_object(ev, wl->obj, &root, "metadata");
-    t->spec = tg_get_object(ev, wl->obj, &root, "spec");
+    t->meta = object_member(ev, meta, wl->obj, &root, "metadata");
+    t->spec = object_member(ev, spec, wl->obj, &root, "spec");
     tg_path_key(&t->spec_path, &root, "spec");
     return tg_template_add_containers(ev, t);
 }
 
+/* raw: the member role of specs as json_object_get answers it */
 static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
-                          const struct tg_path *sp, const char *role, struct tg_template **out)
+                          const struct tg_path *sp, const char *role, json_t *raw,
+                          struct tg_template **out)
 {
     struct tg_path rp;
-    json_t *rs = tg_get_object(ev, specs, sp, role);
+    json_t *rs = object_member(ev, raw, specs, sp, role);
     *out = NULL;
     if (!rs)
         return 0;
@@ -221,12 +242,16 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     }
     json_t *specs = tg_get_object(ev, spec, sp, "mpiReplicaSpecs");
     tg_path_key(&p, sp, "mpiReplicaSpecs");
-    m->launcher_spec = tg_get_object(NULL, specs, &p, "Launcher");
-    m->worker_spec = tg_get_object(NULL, specs, &p, "Worker");
-    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", &m->launcher)) < 0)
+    /* both replica specs in one walk over mpiReplicaSpecs, not four lookups */
+    static const char *const roles[] = {"Launcher", "Worker"};
+    json_t *rs[2];
+    tg_members_named(specs, roles, 2, rs);
+    m->launcher_spec = json_is_object(rs[0]) ? rs[0] : NULL;
+    m->worker_spec = json_is_object(rs[1]) ? rs[1] : NULL;
+    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], &m->launcher)) < 0)
         return rc;
     struct tg_template *worker;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", &worker)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], &worker)) < 0)
         return rc;
     /* realloc may have moved the launcher: take both pointers after the last add. */
     m->launcher = NULL;
@@ -583,13 +608,14 @@ static bool kueue_gated(json_t *pod_spec)
 }
 
 /* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. */
-static void queue_state(struct tg_workload *wl, json_t *spec)
+/* raw_spec: the object's spec as json_object_get answers it */
+static void queue_state(struct tg_workload *wl, json_t *spec, json_t *raw_spec)
 {
     json_t *parent = NULL;
     const char *key;
     wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
     if (wl->kind == TG_KIND_POD) {
-        wl->queue_held = kueue_gated(json_object_get(wl->obj, "spec"));
+        wl->queue_held = kueue_gated(raw_spec);
         return;
     }
     if (!wl->queued)
@@ -613,11 +639,11 @@ static void single_world(struct tg_workload *wl)
 }
 
 static int decode_kind(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
-                       const struct tg_path *sp, const char *version)
+                       const struct tg_path *sp, const char *version, json_t *const *top)
 {
     switch (wl->kind) {
     case TG_KIND_POD:
-        return decode_pod(ev, wl);
+        return decode_pod(ev, wl, top[2], top[3]);
     case TG_KIND_MPIJOB:
         return decode_mpijob(ev, wl, spec, sp, version);
     case TG_KIND_NODESET:
@@ -664,14 +690,21 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
     wl->obj = obj;
     wl->old_obj = old_obj;
     tg_path_root(&root);
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-    const char *kn = json_string_value(json_object_get(obj, "kind"));
+    /* the members of the object and of its metadata in one walk over each (not a lookup each) */
+    static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec"};
+    static const char *const meta_keys[] = {"name", "namespace", "annotations", "labels",
+                                            "ownerReferences"};
+    json_t *top[4], *mm[5];
+    tg_members_named(obj, top_keys, 4, top);
+    const char *av = json_string_value(top[0]);
+    const char *kn = json_string_value(top[1]);
     wl->api_version = av ? av : "";
     wl->kind_name = kn ? kn : "";
-    json_t *meta = tg_get_object(ev, obj, &root, "metadata");
-    json_t *rname = json_object_get(meta, "name"), *rns = json_object_get(meta, "namespace");
-    json_t *rann = json_object_get(meta, "annotations"), *rlab = json_object_get(meta, "labels");
-    json_t *rown = json_object_get(meta, "ownerReferences");
+    json_t *meta = json_is_object(top[2]) ? top[2] : NULL;
+    if (tg_wrong_type(top[2], JSON_OBJECT))
+        meta = tg_get_object(ev, obj, &root, "metadata"); /* reports it */
+    tg_members_named(meta, meta_keys, 5, mm);
+    json_t *rname = mm[0], *rns = mm[1], *rann = mm[2], *rlab = mm[3], *rown = mm[4];
     const char *name = json_string_value(rname), *ns = json_string_value(rns);
     wl->annotations = json_is_object(rann) ? rann : NULL;
     wl->labels = json_is_object(rlab) ? rlab : NULL;
@@ -696,10 +729,12 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         tg_path_root(&sp);
     else
         tg_path_key(&sp, &root, "spec");
-    json_t *spec = kind == TG_KIND_POD ? NULL : tg_get_object(ev, obj, &root, "spec");
+    json_t *spec = kind == TG_KIND_POD ? NULL : object_member(ev, top[3], obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
-    queue_state(wl, spec);
-    int rc = decode_kind(ev, wl, spec, &sp, version);
+    queue_state(wl, spec, top[3]);
+    int rc = decode_kind(ev, wl, spec, &sp, version, top);
+    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++)
+        tg_template_read_spec(&wl->tpl[i]);
     if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
                     kind == TG_KIND_VCJOB))
         single_world(wl);

@@ -183,11 +183,11 @@ static json_t *missing_in(json_t *items, json_t *c)
     /* up to MISSING_MAX items: one pass over the container's env marks the names it defines
      * (the same answer as env_defined per item, which walks the env once for each) */
     for (k = 0; k < n && n <= MISSING_MAX; k++) {
-        names[k] = json_string_value(json_object_get(json_array_get(items, k), "name"));
+        names[k] = tg_env_entry_name(json_array_get(items, k));
         defined[k] = false;
     }
     json_array_foreach (n <= MISSING_MAX && json_is_array(env) ? env : NULL, i, e) {
-        const char *en = json_string_value(json_object_get(e, "name"));
+        const char *en = tg_env_entry_name(e);
         for (k = 0; en && k < n; k++)
             defined[k] = defined[k] || !strcmp(en, names[k]);
     }

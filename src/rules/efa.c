@@ -21,6 +21,8 @@
 #define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
 #define VALUE_TEXT_MAX 40
+/* Templates whose rank lists the env and RDMA checks keep on the stack; more take the heap. */
+#define TPL_ON_STACK 8
 
 /* The JSON text of v for a message ("\"$EFA_PER_NODE\"", "1.5", "null"), cut to fit. */
 static const char *value_text(const json_t *v, char *buf, size_t len)
@@ -51,7 +53,7 @@ static long env_index(json_t *container, const char *name)
     size_t i;
     json_t *e;
     json_array_foreach (env, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *n = tg_env_entry_name(e);
         if (n && !strcmp(n, name))
             last = (long)i;
     }
@@ -114,10 +116,14 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     struct tg_path rp;
     struct tg_quantity lq, rq;
     char a[VALUE_TEXT_MAX], b[VALUE_TEXT_MAX];
+    long long ln, rn;
     tg_ctr_res(c, name, &r);
-    /* a usable value's quantity comes back parsed, for the comparison below */
-    bool lok = r.limit && check_value(ev, name, r.limit, c, "limits", &lq);
-    bool rok = r.request && check_value(ev, name, r.request, c, "requests", &rq);
+    /* A plain digit string (nearly every EFA count) is a usable integer: it needs no parse. A
+     * usable value's quantity comes back parsed, for the comparison below. */
+    bool lplain = r.limit && tg_plain_count(r.limit, &ln);
+    bool rplain = r.request && tg_plain_count(r.request, &rn);
+    bool lok = lplain || (r.limit && check_value(ev, name, r.limit, c, "limits", &lq));
+    bool rok = rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
     if (!r.request || !rok)
         return;
     if (!r.limit) {
@@ -133,7 +139,18 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     }
     if (!lok)
         return;
-    if (tg_quantity_cmp(&lq, &rq) != 0) {
+    bool differ;
+    if (lplain && rplain) {
+        differ = ln != rn;
+    } else {
+        /* one plain, one not: the plain one parsed too (it parses, as a quantity) */
+        if (lplain)
+            tg_quantity_from_json(r.limit, &lq);
+        if (rplain)
+            tg_quantity_from_json(r.request, &rq);
+        differ = tg_quantity_cmp(&lq, &rq) != 0;
+    }
+    if (differ) {
         res_field(c, "requests", name, &rp);
         tg_report(ev, TG_RULE_EFA_LIMIT_REQUIRED, rp.field,
                   "request %s differs from limit %s; %s cannot be overcommitted: make them "
@@ -164,9 +181,13 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     struct tg_path rp;
     const char *names[8];
     size_t n = 0;
-    json_t *res = tg_get_object(ev, c->c, &c->path, "resources");
-    json_t *lraw = json_object_get(res, "limits");
-    json_t *rraw = json_object_get(res, "requests");
+    /* resources, limits and requests as the decoder read them; read again through the getters
+     * only to report a wrong type */
+    json_t *res = json_is_object(c->res_raw) ? c->res_raw : NULL;
+    if (tg_wrong_type(c->res_raw, JSON_OBJECT))
+        tg_get_object(ev, c->c, &c->path, "resources");
+    json_t *lraw = c->limits_raw;
+    json_t *rraw = c->requests_raw;
     json_t *limits = json_is_object(lraw) ? lraw : NULL;
     json_t *requests = json_is_object(rraw) ? rraw : NULL;
     if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {
@@ -215,7 +236,7 @@ static void check_provider(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path ep;
     char buf[TG_ENV_VALUE_MAX];
-    const char *v = tg_env_get(c->c, "FI_PROVIDER", buf, sizeof(buf), NULL);
+    const char *v = tg_ctr_env_get(c, "FI_PROVIDER", buf, sizeof(buf), NULL);
     if (!provider_excludes_efa(v))
         return;
     env_field(c, env_index(c->c, "FI_PROVIDER"), &ep);
@@ -274,20 +295,21 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     size_t i;
     json_t *v;
     json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
-    if (json_array_size(vols) == 0)
-        return;
-    tg_path_key(&vp, &t->spec_path, "volumes");
     json_array_foreach (vols, i, v) {
         if (!json_is_object(v))
             continue;
         json_t *host = json_object_get(v, "hostPath");
         json_t *pv = json_is_object(host) ? json_object_get(host, "path") : NULL;
         const char *path = json_string_value(pv);
-        const char *name = json_string_value(json_object_get(v, "name"));
         bool bad = tg_wrong_type(host, JSON_OBJECT) || tg_wrong_type(pv, JSON_STRING);
-        if (!bad && (!path || !name || !is_infiniband_path(path) || !volume_mounted(t, name)))
+        if (!bad && (!path || !is_infiniband_path(path)))
+            continue;
+        /* the name only for a hostPath of the devices (or a wrong type) */
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (!bad && (!name || !volume_mounted(t, name)))
             continue;
         /* a wrong type to report, or a finding: read again through the getters, with paths */
+        tg_path_key(&vp, &t->spec_path, "volumes");
         tg_path_index(&ip, &vp, i);
         host = tg_get_object(ev, v, &ip, "hostPath");
         tg_path_key(&hp, &ip, "hostPath");
@@ -524,14 +546,14 @@ out:
 
 /* The variable and value (expanded as the kubelet does, into buf) that make a container expect
  * EFA, or NULL. */
-static const char *efa_env(json_t *container, const char **var, char *buf, size_t len)
+static const char *efa_env(const struct tg_container *c, const char **var, char *buf, size_t len)
 {
-    const char *v = tg_env_get(container, "FI_PROVIDER", buf, len, NULL);
+    const char *v = tg_ctr_env_get(c, "FI_PROVIDER", buf, len, NULL);
     if (tg_fi_provider_selects_efa(v)) {
         *var = "FI_PROVIDER";
         return v;
     }
-    v = tg_env_get(container, "NCCL_NET", buf, len, NULL);
+    v = tg_ctr_env_get(c, "NCCL_NET", buf, len, NULL);
     if (tg_nccl_net_is_ofi(v)) {
         *var = "NCCL_NET";
         return v;
@@ -557,7 +579,7 @@ static void check_own_env(struct tg_eval *ev, const struct tg_template *t)
         const struct tg_container *c = &t->containers[i];
         const char *var = NULL;
         char buf[TG_ENV_VALUE_MAX];
-        const char *v = efa_env(c->c, &var, buf, sizeof(buf));
+        const char *v = efa_env(c, &var, buf, sizeof(buf));
         struct tg_path ep;
         char txt[VALUE_TEXT_MAX];
         if (!v || tg_ctr_requests_efa(c))
@@ -665,7 +687,7 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
         char txt[VALUE_TEXT_MAX], buf[TG_ENV_VALUE_MAX];
         const char *own = NULL;
         /* The launcher's own env finding (when it runs ranks) already names this variable. */
-        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c->c, &own, buf, sizeof(buf))))
+        if (has_efa_device(ranks[i]) || (ranks[i] == lt && efa_env(c, &own, buf, sizeof(buf))))
             continue;
         snprintf(txt, sizeof(txt), "%s", value);
         tg_path_key(&fp, &c->path, json_object_get(c->c, "args") ? "args" : "command");
@@ -688,14 +710,16 @@ static int check_forwarded(struct tg_eval *ev, const struct tg_template *lt,
 static int check_env_without_device(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
-    struct tg_template **ranks = NULL;
-    bool *launcher = NULL;
+    struct tg_template *ranks_stack[TPL_ON_STACK], **ranks = NULL;
+    bool launcher_stack[TPL_ON_STACK], *launcher = NULL;
     size_t nranks = 0;
     int rc = 0;
     if (wl->ntpl == 0 || tg_pod_is_ssh_rank_host(wl))
         return 0;
-    ranks = calloc(wl->ntpl, sizeof(*ranks));
-    launcher = calloc(wl->ntpl, sizeof(*launcher));
+    /* both are written before they are read */
+    bool heap = wl->ntpl > TPL_ON_STACK;
+    ranks = heap ? calloc(wl->ntpl, sizeof(*ranks)) : ranks_stack;
+    launcher = heap ? calloc(wl->ntpl, sizeof(*launcher)) : launcher_stack;
     if (!ranks || !launcher) {
         rc = -ENOMEM;
         goto out;
@@ -726,8 +750,10 @@ static int check_env_without_device(struct tg_eval *ev)
             goto out;
     }
 out:
-    free(ranks);
-    free(launcher);
+    if (heap) {
+        free(ranks);
+        free(launcher);
+    }
     return rc;
 }
 
@@ -760,6 +786,9 @@ static int lacks_rdma_read(struct tg_eval *ev, const struct tg_template *t, bool
     for (size_t i = 0; i < pin.n && *lacks; i++) {
         const struct tg_instance *in = tg_policy_instance(ev->policy, pin.values[i]);
         *lacks = in && in->rdma_read == TG_NO;
+    }
+    /* the names, for the finding only */
+    for (size_t i = 0; i < pin.n && *lacks; i++) {
         int w = snprintf(types + at, len - at, "%s%s", at ? ", " : "", pin.values[i]);
         if (w > 0 && (size_t)w < len - at)
             at += (size_t)w;
@@ -783,15 +812,16 @@ static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool laun
     int rc;
     for (size_t k = 0; k < t->ncontainers; k++) {
         const struct tg_container *c = &t->containers[k];
-        const char *v = tg_env_get(c->c, RDMA_VAR, buf, sizeof(buf), NULL);
+        const char *v = tg_ctr_env_get(c, RDMA_VAR, buf, sizeof(buf), NULL);
         if (!launcher && rdma_requested(v)) {
             struct tg_path ep;
             if ((rc = lacks_rdma_read(ev, t, &lacks, types, sizeof(types))) < 0)
                 return rc;
-            env_field(c, env_index(c->c, RDMA_VAR), &ep);
-            if (lacks)
+            if (lacks) {
+                env_field(c, env_index(c->c, RDMA_VAR), &ep);
                 tg_report(ev, TG_RULE_EFA_RDMA_UNSUPPORTED, ep.field,
                           RDMA_VAR "=%s, but the EFA of %s has no RDMA read: " RDMA_FIX, v, types);
+            }
         }
         if (!launcher)
             continue;
@@ -823,8 +853,12 @@ static int check_rdma(struct tg_eval *ev, const struct tg_template *t, bool laun
 static int check_rdma_all(struct tg_eval *ev)
 {
     struct tg_workload *wl = ev->wl;
-    struct tg_template **ranks = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*ranks));
-    bool *launcher = calloc(wl->ntpl ? wl->ntpl : 1, sizeof(*launcher));
+    struct tg_template *ranks_stack[TPL_ON_STACK];
+    bool launcher_stack[TPL_ON_STACK];
+    /* both are written before they are read */
+    bool heap = wl->ntpl > TPL_ON_STACK;
+    struct tg_template **ranks = heap ? calloc(wl->ntpl, sizeof(*ranks)) : ranks_stack;
+    bool *launcher = heap ? calloc(wl->ntpl, sizeof(*launcher)) : launcher_stack;
     size_t nranks = 0;
     int rc = 0;
     if (!ranks || !launcher) {
@@ -840,8 +874,10 @@ static int check_rdma_all(struct tg_eval *ev)
     for (size_t i = 0; i < wl->ntpl && rc >= 0; i++)
         rc = check_rdma(ev, &wl->tpl[i], launcher[i] && wl->kind != TG_KIND_POD, ranks, nranks);
 out:
-    free(ranks);
-    free(launcher);
+    if (heap) {
+        free(ranks);
+        free(launcher);
+    }
     return rc < 0 ? rc : 0;
 }
 
@@ -858,7 +894,8 @@ int tg_rules_efa(struct tg_eval *ev)
         bool efa = tg_template_requests_efa(t);
         for (size_t k = 0; k < t->ncontainers; k++) {
             /* env of the wrong type is reported once here; the env readers then skip it. */
-            tg_get_array(ev, t->containers[k].c, &t->containers[k].path, "env");
+            if (tg_wrong_type(t->containers[k].env_raw, JSON_ARRAY))
+                tg_get_array(ev, t->containers[k].c, &t->containers[k].path, "env");
             check_quantities(ev, &t->containers[k]);
             if (efa) {
                 check_hugepages(ev, &t->containers[k]);

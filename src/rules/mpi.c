@@ -346,7 +346,8 @@ static int lnc_env(const struct tg_template *t)
 {
     const struct tg_container *c = main_container(t);
     char buf[32];
-    const char *v = c ? tg_env_get(c->c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL) : NULL;
+    const char *v =
+        c ? tg_ctr_env_get(c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL) : NULL;
     return v && (!strcmp(v, "1") || !strcmp(v, "2")) ? v[0] - '0' : 0;
 }
 
@@ -498,7 +499,7 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
     for (size_t k = 0; k < l->nruns; k++)
         openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
     json_array_foreach (env, i, e) {
-        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *name = tg_env_entry_name(e);
         if (!name || !is_fabric_var(name) || reaches_ranks(l, name))
             continue;
         bool dup = false;
@@ -512,7 +513,7 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
             /* -x NAME=value with the worker's own value: right whether or not the launcher
              * already has -x NAME (which forwards the launcher's env, not the worker's) */
             char vbuf[TG_ENV_VALUE_MAX];
-            const char *v = tg_env_get(wc->c, name, vbuf, sizeof(vbuf), NULL);
+            const char *v = tg_ctr_env_get(wc, name, vbuf, sizeof(vbuf), NULL);
             bool plain = v && *v && strlen(v) <= 40 && !strpbrk(v, " \t'\"$;");
             size_t a = strlen(names), b = strlen(fix);
             snprintf(names + a, sizeof(names) - a, "%s%.40s", missing ? ", " : "", name);

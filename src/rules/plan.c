@@ -218,7 +218,9 @@ static void model_size_text(const struct worked *k, char *buf, size_t len)
 /* The world in words: "48 ranks (6 nodes x 8 GPUs)". */
 static void world_words(const struct tg_plan_world *w, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s", w->how);
+    char how[sizeof(w->how)];
+    snprintf(buf, len, "%lld rank%s (%s)", w->n, w->n == 1 ? "" : "s",
+             tg_plan_world_how(w, how, sizeof(how)));
 }
 
 /* Appends to buf[len] at *at (formatted); what does not fit is cut. */
@@ -541,13 +543,12 @@ static void check_batch(struct tg_eval *ev, struct seen *s, const struct tg_cont
  * (the IMEX channel of a ComputeDomain): one multi-node NVLink domain of up to 72 GPUs. */
 static bool nvlink_clique(const struct tg_template *t)
 {
-    json_t *terms =
-        json_object_get(json_object_get(json_object_get(t->spec, "affinity"), "podAffinity"),
-                        "requiredDuringSchedulingIgnoredDuringExecution");
     size_t i;
     json_t *term;
     if (!tg_template_uses_claims(t))
         return false;
+    json_t *terms = json_object_get(json_object_get(tg_template_affinity(t), "podAffinity"),
+                                    "requiredDuringSchedulingIgnoredDuringExecution");
     json_array_foreach (terms, i, term) {
         const char *key = json_string_value(json_object_get(term, "topologyKey"));
         if (key && !strcmp(key, "nvidia.com/gpu.clique"))
@@ -698,6 +699,7 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
 {
     const struct tg_plan *p = k->p;
     bool mg = megatron_family(p->fw);
+    char how[sizeof(k->world.how)];
     if (!ev->explain)
         ev->explain = json_object();
     if (!ev->explain)
@@ -720,7 +722,9 @@ static int explain(struct tg_eval *ev, const struct tg_template *t, const struct
     rc = rc ? rc : set_new(o, "program", json_string(p->program));
     rc = rc ? rc : set_new(o, "container", json_string(c->name));
     rc = rc ? rc
-            : set_new(o, "worldFrom", json_string(k->world.known ? k->world.how : k->world.why));
+            : set_new(o, "worldFrom",
+                      json_string(k->world.known ? tg_plan_world_how(&k->world, how, sizeof(how))
+                                                 : k->world.why));
     if (rc == 0 && json_object_set_new(ev->explain, t->role_name, o) == 0)
         return 0;
     json_decref(o);

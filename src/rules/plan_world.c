@@ -27,13 +27,50 @@ static bool known_count(struct tg_plan_world *w, long long nodes, long long per_
     return true;
 }
 
-/* n = nodes x per_node; how says so: "torchrun: 6 nodes x 8 GPUs". */
+/* n = nodes x per_node; how says so: "torchrun: 6 nodes x 8 GPUs" (written when read). */
 static void known(struct tg_plan_world *w, const char *who, long long nodes, long long per_node,
                   const char *what)
 {
-    if (known_count(w, nodes, per_node))
-        snprintf(w->how, sizeof(w->how), "%.30s: %lld node%s x %lld %s", who, nodes,
-                 nodes == 1 ? "" : "s", per_node, what);
+    if (known_count(w, nodes, per_node)) {
+        w->how_form = TG_HOW_NODES;
+        w->how_who = who;
+        w->how_what = what;
+        w->how_nodes = nodes;
+        w->how_per = per_node;
+    }
+}
+
+/* Writes the how of the ranks (everything but the torchrun part) into buf[len]. */
+static void how_ranks(const struct tg_plan_world *w, char *buf, size_t len)
+{
+    switch (w->how_form) {
+    case TG_HOW_NODES:
+        snprintf(buf, len, "%.30s: %lld node%s x %lld %s", w->how_who, w->how_nodes,
+                 w->how_nodes == 1 ? "" : "s", w->how_per, w->how_what);
+        break;
+    case TG_HOW_NP:
+        snprintf(buf, len, "%s -np %lld", w->how_who, w->how_nodes);
+        break;
+    default:
+        snprintf(buf, len, "%s", w->how);
+        break;
+    }
+}
+
+const char *tg_plan_world_how(const struct tg_plan_world *w, char *buf, size_t len)
+{
+    if (w->how_torch) {
+        char ranks[sizeof(w->how)];
+        how_ranks(w, ranks, sizeof(ranks));
+        /* the ranks' text cut at 60 bytes */
+        snprintf(buf, len, "%.60s, each rank running torchrun with %lld %.10s", ranks,
+                 w->torch_nproc, w->torch_what);
+        return buf;
+    }
+    if (w->how_form == TG_HOW_TEXT)
+        return w->how;
+    how_ranks(w, buf, len);
+    return buf;
 }
 
 const struct tg_template *tg_plan_rank_template(const struct tg_workload *wl,
@@ -58,7 +95,9 @@ static int mpi_ranks(struct tg_eval *ev, const struct tg_mpirun *r, struct tg_pl
     if (r->np.set && r->np.resolved) {
         w->known = true;
         w->n = r->np.value;
-        snprintf(w->how, sizeof(w->how), "%s -np %lld", r->launcher, w->n);
+        w->how_form = TG_HOW_NP;
+        w->how_who = r->launcher;
+        w->how_nodes = w->n;
         return 0;
     }
     if (r->np.set) {
@@ -240,16 +279,13 @@ static int torch_world(struct tg_eval *ev, const struct tg_template *rt, const s
     if (p->mpi) {
         const struct tg_mpirun *r0 = p->mpi_run < l->nruns ? &l->runs[p->mpi_run] : NULL;
         int rc = r0 ? mpi_ranks(ev, r0, w) : 0;
-        char ranks[61];
         if (rc < 0 || !w->known || !r0)
             return rc;
-        /* the ranks' text, cut where the "%.60s" below would cut it */
-        size_t rl = strnlen(w->how, sizeof(ranks) - 1);
-        memcpy(ranks, w->how, rl);
-        ranks[rl] = '\0';
-        known_count(w, w->n, nproc);
-        snprintf(w->how, sizeof(w->how), "%s, each rank running torchrun with %lld %.10s", ranks,
-                 nproc, what);
+        if (known_count(w, w->n, nproc)) {
+            w->how_torch = true;
+            w->torch_nproc = nproc;
+            w->torch_what = what;
+        }
         return 0;
     }
     if (tg_torchrun_nnodes(r, &min, &max) != 1) {
@@ -290,6 +326,7 @@ static void nemo_world(const struct tg_plan *p, struct tg_plan_world *w)
 {
     if (tg_pv_known(&p->nodes) && tg_pv_known(&p->devices)) {
         known(w, "NeMo", p->nodes.value, p->devices.value, "devices");
+        w->how_form = TG_HOW_TEXT;
         snprintf(w->how, sizeof(w->how), "trainer.num_nodes %lld x trainer.devices %lld",
                  p->nodes.value, p->devices.value);
     } else {

@@ -239,13 +239,16 @@ bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
     const struct tg_template *t = &wl->tpl[0];
     if (env_is(t, "K_MPI_JOB_ROLE", "worker"))
         return true;
-    json_t *labels = json_object_get(t->meta, "labels"); /* read once for the four labels */
-    if (str_is(json_object_get(labels, "training.kubeflow.org/job-role"), "worker") &&
-        str_is(json_object_get(labels, "training.kubeflow.org/operator-name"), "mpi-operator"))
+    static const char *const keys[] = {"training.kubeflow.org/job-role",
+                                       "training.kubeflow.org/operator-name", "volcano.sh/job-name",
+                                       "jobset.sigs.k8s.io/jobset-name"};
+    json_t *lab[4];
+    /* the four labels in one walk over the labels */
+    tg_members_named(json_object_get(t->meta, "labels"), keys, 4, lab);
+    if (str_is(lab[0], "worker") && str_is(lab[1], "mpi-operator"))
         return true;
     /* Volcano's mpi/ssh plugins, Kubeflow Trainer's MPI nodes: sshd in a framework's pod */
-    if (!json_string_value(json_object_get(labels, "volcano.sh/job-name")) &&
-        !json_string_value(json_object_get(labels, "jobset.sigs.k8s.io/jobset-name")))
+    if (!json_string_value(lab[2]) && !json_string_value(lab[3]))
         return false;
     for (size_t i = 0; i < t->ncontainers; i++) {
         if (!t->containers[i].init && tg_command_find(t->containers[i].c, names_sshd, NULL))

@@ -176,7 +176,7 @@ static void check_nnodes(struct tg_eval *ev, struct seen *seen, const struct tg_
 static int lnc_env(const struct tg_container *c)
 {
     char buf[32];
-    const char *v = tg_env_get(c->c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL);
+    const char *v = tg_ctr_env_get(c, "NEURON_LOGICAL_NC_CONFIG", buf, sizeof(buf), NULL);
     return v && (!strcmp(v, "1") || !strcmp(v, "2")) ? v[0] - '0' : 0;
 }
 
@@ -212,7 +212,7 @@ static int pod_devices(struct tg_eval *ev, const struct tg_template *t,
                        const struct tg_container *c, long long *n, const char **what)
 {
     long long dev = 0;
-    if (json_array_size(json_object_get(t->spec, "resourceClaims")) > 0)
+    if (json_array_size(tg_template_resource_claims(t)) > 0)
         return 0;
     if (tg_template_count(t, TG_RES_GPU, n) == 1 && *n > 0) {
         *what = "nvidia.com/gpu";

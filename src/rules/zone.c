@@ -73,9 +73,9 @@ static void join(const struct tg_label_pin *p, char *buf, size_t len)
 }
 
 /* The first of keys written in nodeSelector (for the field), or NULL. */
-static const char *selector_zone_key(char *const *keys, size_t nkeys, json_t *spec)
+static const char *selector_zone_key(char *const *keys, size_t nkeys, const struct tg_template *t)
 {
-    json_t *ns = json_object_get(spec, "nodeSelector");
+    json_t *ns = tg_template_node_selector(t);
     for (size_t i = 0; i < nkeys; i++) {
         if (json_is_string(json_object_get(ns, keys[i])))
             return keys[i];
@@ -84,9 +84,10 @@ static const char *selector_zone_key(char *const *keys, size_t nkeys, json_t *sp
 }
 
 /* A nodeSelector entry on a single-zone node label of the policy; NULL when none matches. */
-static const struct tg_zone_label *single_zone_pin(const struct tg_policy *pol, json_t *spec)
+static const struct tg_zone_label *single_zone_pin(const struct tg_policy *pol,
+                                                   const struct tg_template *t)
 {
-    json_t *ns = json_object_get(spec, "nodeSelector");
+    json_t *ns = tg_template_node_selector(t);
     for (size_t i = 0; i < pol->nsingle_zone; i++) {
         const struct tg_zone_label *z = &pol->single_zone_labels[i];
         const char *v = json_string_value(json_object_get(ns, z->key));
@@ -119,10 +120,24 @@ static bool holds_in_zone(const struct tg_policy *pol, json_t *terms, bool weigh
     return false;
 }
 
-/* Required pod affinity that keeps the pods together; sets field. */
+/* Required pod affinity that keeps the pods together; sets field (only when it does). */
 static bool pod_affinity_pin(struct tg_eval *ev, const struct tg_template *t, struct tg_path *field)
 {
     struct tg_path p;
+    /* read first without paths; through the getters (which report at their paths) only when a
+     * member on the way has the wrong type */
+    json_t *raff = tg_template_affinity(t);
+    json_t *rpa = json_is_object(raff) ? json_object_get(raff, "podAffinity") : NULL;
+    json_t *rreq = json_is_object(rpa) ? json_object_get(rpa, REQUIRED) : NULL;
+    if (!tg_wrong_type(raff, JSON_OBJECT) && !tg_wrong_type(rpa, JSON_OBJECT) &&
+        !tg_wrong_type(rreq, JSON_ARRAY)) {
+        if (!json_is_array(rreq) || !holds_in_zone(ev->policy, rreq, false))
+            return false;
+        tg_path_key(field, &t->spec_path, "affinity");
+        tg_path_key(field, field, "podAffinity");
+        tg_path_key(field, field, REQUIRED);
+        return true;
+    }
     json_t *aff = tg_get_object(ev, t->spec, &t->spec_path, "affinity");
     tg_path_key(&p, &t->spec_path, "affinity");
     json_t *pa = tg_get_object(ev, aff, &p, "podAffinity");
@@ -139,14 +154,14 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     struct tg_path p;
     size_t i, k;
     json_t *w, *e;
-    json_t *aff = json_object_get(t->spec, "affinity");
-    tg_path_key(&p, &t->spec_path, "affinity");
+    json_t *aff = tg_template_affinity(t);
     json_t *pref = json_object_get(json_object_get(aff, "nodeAffinity"), PREFERRED);
     json_array_foreach (pref, i, w) {
         json_t *exprs = json_object_get(json_object_get(w, "preference"), "matchExpressions");
         json_array_foreach (exprs, k, e) {
             const char *key = json_string_value(json_object_get(e, "key"));
             if (key && tg_policy_is_zone_label(pol, key)) {
+                tg_path_key(&p, &t->spec_path, "affinity");
                 tg_path_key(field, &p, "nodeAffinity");
                 tg_path_key(field, field, PREFERRED);
                 return true;
@@ -155,6 +170,7 @@ static bool preferred_pin(const struct tg_policy *pol, const struct tg_template 
     }
     json_t *ppref = json_object_get(json_object_get(aff, "podAffinity"), PREFERRED);
     if (json_is_array(ppref) && holds_in_zone(pol, ppref, true)) {
+        tg_path_key(&p, &t->spec_path, "affinity");
         tg_path_key(field, &p, "podAffinity");
         tg_path_key(field, field, PREFERRED);
         return true;
@@ -176,7 +192,7 @@ static void affinity_path(const struct tg_template *t, struct tg_path *p)
 static void selector_path(const struct tg_template *t, char *const *zkeys, size_t nzkeys,
                           struct tg_path *p)
 {
-    const char *nskey = selector_zone_key(zkeys, nzkeys, t->spec);
+    const char *nskey = selector_zone_key(zkeys, nzkeys, t);
     tg_path_key(p, &t->spec_path, "nodeSelector");
     if (nskey)
         tg_path_key(p, p, nskey);
@@ -222,8 +238,8 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     int rc;
     memset(zp, 0, sizeof(*zp));
     tg_label_pin_init(&aff);
-    if ((rc = tg_pin_node_selector(ev, t->spec, &t->spec_path, keys, nzkeys, &ns)) < 0 ||
-        (rc = tg_pin_node_affinity(ev, t->spec, &t->spec_path, keys, nzkeys, &aff)) < 0)
+    if ((rc = tg_template_pin_node_selector(ev, t, keys, nzkeys, &ns)) < 0 ||
+        (rc = tg_template_pin_node_affinity(ev, t, keys, nzkeys, &aff)) < 0)
         goto out;
     join(&aff, list, sizeof(list));
     if (ns.finite && ns.n == 0) {
@@ -268,7 +284,7 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     } else if (!zp->zone && aff.mentioned) {
         several = true;
     }
-    const struct tg_zone_label *sz = single_zone_pin(pol, t->spec);
+    const struct tg_zone_label *sz = single_zone_pin(pol, t);
     if (sz) {
         struct tg_path szp;
         tg_path_key(&szp, &t->spec_path, "nodeSelector");
@@ -388,24 +404,29 @@ static void group_pins(const struct tg_policy *pol, const struct tg_template *t,
 /* SPEC 13 "Pods at admission": a group of two or more pods that no judged workload owns. */
 static bool pod_shows_group(const struct tg_workload *wl)
 {
-    static const char *const gang[] = {"scheduling.k8s.io/group-name",
-                                       "scheduling.volcano.sh/group-name",
-                                       "scheduling.x-k8s.io/pod-group"};
-    static const char *const size[] = {"leaderworkerset.sigs.k8s.io/size",
-                                       "leaderworkerset.sigs.k8s.io/group-size"};
-    for (size_t i = 0; i < sizeof(gang) / sizeof(gang[0]); i++) {
+    /* the gang keys, then the size keys */
+    static const char *const keys[] = {
+        "scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name",
+        "scheduling.x-k8s.io/pod-group", "leaderworkerset.sigs.k8s.io/size",
+        "leaderworkerset.sigs.k8s.io/group-size"};
+    enum { NKEYS = sizeof(keys) / sizeof(keys[0]), NGANG = 3 };
+    /* one walk over each map (they are small), not a lookup per key */
+    json_t *ann[NKEYS], *lab[NKEYS];
+    tg_members_named(wl->annotations, keys, NKEYS, ann);
+    tg_members_named(wl->labels, keys, NKEYS, lab);
+    for (size_t i = 0; i < NGANG; i++) {
         /* scheduler-plugins sets its key as a label, Volcano as an annotation: accept both */
-        const char *g = json_string_value(json_object_get(wl->annotations, gang[i]));
+        const char *g = json_string_value(ann[i]);
         if (!g)
-            g = json_string_value(json_object_get(wl->labels, gang[i]));
+            g = json_string_value(lab[i]);
         if (g && *g)
             return true;
     }
-    for (size_t i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
+    for (size_t i = NGANG; i < NKEYS; i++) {
         /* LWS writes the size annotation; SPEC 11 names a group-size label: accept both */
-        const char *v = json_string_value(json_object_get(wl->annotations, size[i]));
+        const char *v = json_string_value(ann[i]);
         if (!v)
-            v = json_string_value(json_object_get(wl->labels, size[i]));
+            v = json_string_value(lab[i]);
         char *end;
         long n = v ? strtol(v, &end, 10) : 0;
         if (v && end != v && *end == '\0' && n >= 2)

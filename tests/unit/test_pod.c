@@ -108,6 +108,12 @@ START_TEST(decoded_counts_agree_for_every_device)
             ck_assert_msg(tg_ctr_count(&t.containers[0], names[q], &b) == want, "%s: %s", res,
                           names[q]);
             ck_assert_msg(a == b, "%s: %s: %lld, expected %lld", res, names[q], b, a);
+            /* the members kept at decode for the devices, looked up for the others */
+            struct tg_res ra, rb;
+            tg_container_res(c, names[q], &ra);
+            tg_ctr_res(&t.containers[0], names[q], &rb);
+            ck_assert_msg(ra.limit == rb.limit && ra.request == rb.request, "%s: %s", res,
+                          names[q]);
         }
         free(t.containers);
         json_decref(c);
@@ -220,6 +226,17 @@ START_TEST(template_uses_claims)
         json_t *obj;
         decode_pod(cases[i].spec, &wl, &obj);
         ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s", cases[i].spec);
+        tg_workload_release(&wl);
+        /* the spec's members walked above; looked up in a spec of more than 4 members */
+        json_t *spec = json_object_get(obj, "spec");
+        for (int k = 0; json_object_size(spec) <= 4; k++) {
+            char key[32];
+            snprintf(key, sizeof(key), "pad-%d", k);
+            json_object_set_new(spec, key, json_string("x"));
+        }
+        ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
+        ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s padded",
+                      cases[i].spec);
         tg_workload_release(&wl);
         json_decref(obj);
     }
@@ -348,6 +365,93 @@ START_TEST(label_pin)
     ck_assert_msg(!strcmp(got, pc->values), "%s: values [%s], expected [%s]", pc->spec, got,
                   pc->values);
     tg_label_pin_release(&pin);
+    /* asked again (the template's kept answer, when it keeps one): the same pin */
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: again",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: again: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
+    /* a template whose spec members were not read at decode looks them up: the same pin */
+    ck_assert(wl.tpl[0].spec_read);
+    wl.tpl[0].spec_read = false;
+    wl.tpl[0].types_memo.set = false;
+    wl.tpl[0].node_selector = wl.tpl[0].affinity = NULL;
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: looked up",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: looked up: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
+    tg_workload_release(&wl);
+    /* a spec of more members than the decoder walks has its members looked up: the same pin */
+    json_t *spec = json_object_get(obj, "spec");
+    for (int i = 0; json_is_object(spec) && json_object_size(spec) <= 4; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "pad-%d", i);
+        json_object_set_new(spec, key, json_string("x"));
+    }
+    ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
+    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                tg_instance_table_len, NULL, &pin),
+                     0);
+    got[0] = '\0';
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: padded",
+                  pc->spec);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: padded: values [%s]", pc->spec, got);
+    tg_label_pin_release(&pin);
+    tg_workload_release(&wl);
+    json_decref(obj);
+}
+END_TEST
+
+/* A family pin's types depend on the fit: asked with one fit then another, each call answers for
+ * its own fit (no kept answer from the first serves the second). */
+START_TEST(family_pin_follows_the_fit)
+{
+    static const struct tg_fit fits[] = {{4, 0, 0}, {1, 0, 0}, {4, 0, 0}};
+    size_t rows[3];
+    struct tg_workload wl;
+    struct tg_label_pin pin;
+    json_t *obj;
+    decode_pod("{nodeSelector: {karpenter.k8s.aws/instance-family: g5}}", &wl, &obj);
+    for (size_t k = 0; k < 3; k++) {
+        rows[k] = 0; /* the g5 rows of the table that hold the fit */
+        for (size_t i = 0; i < tg_instance_table_len; i++) {
+            if (!strncmp(tg_instance_table[i].name, "g5.", 3) &&
+                tg_instance_table[i].gpus >= fits[k].gpus)
+                rows[k]++;
+        }
+        ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                    tg_instance_table_len, &fits[k], &pin),
+                         0);
+        ck_assert(pin.finite);
+        ck_assert_uint_eq(pin.n, rows[k]);
+        for (size_t i = 0; i < pin.n; i++) {
+            const struct tg_instance *in =
+                tg_instance_find(tg_instance_table, tg_instance_table_len, pin.values[i]);
+            ck_assert_ptr_nonnull(in);
+            ck_assert_int_ge(in->gpus, fits[k].gpus);
+        }
+        tg_label_pin_release(&pin);
+    }
+    ck_assert_uint_lt(rows[0], rows[1]); /* the fits choose different rows */
     tg_workload_release(&wl);
     json_decref(obj);
 }
@@ -427,6 +531,96 @@ START_TEST(selector_key_with_nul)
     }
     selector_pin(spec, &sc, "looked up");
     json_decref(spec);
+}
+END_TEST
+
+/* tg_members_named finds what json_object_get finds, key by key: present, absent, a key that
+ * only starts with a wanted one, a key with a NUL inside, and no object at all. */
+START_TEST(members_named_agrees_with_lookups)
+{
+    static const char *const keys[] = {"name", "labels", "nam", "k1", "absent", ""};
+    enum { N = sizeof(keys) / sizeof(keys[0]) };
+    json_t *o = yaml("{name: a, names: b, labels: {x: y}, k: c, \"\": e}");
+    json_object_setn_new(o, "k1\0x", 4, json_string("z"));
+    json_t *got[N];
+    tg_members_named(o, keys, N, got);
+    for (size_t i = 0; i < N; i++)
+        ck_assert_msg(got[i] == json_object_get(o, keys[i]), "key %s", keys[i]);
+    ck_assert_ptr_nonnull(got[0]);
+    ck_assert_ptr_nonnull(got[1]);
+    ck_assert_ptr_null(got[3]); /* only "k1\0x" is written */
+    ck_assert_ptr_nonnull(got[5]);
+    json_t *arr = json_array();
+    got[0] = arr;
+    tg_members_named(arr, keys, N, got);
+    tg_members_named(NULL, keys, 1, got + 1);
+    ck_assert_ptr_null(got[0]);
+    ck_assert_ptr_null(got[1]);
+    json_decref(arr);
+    json_decref(o);
+}
+END_TEST
+
+/* An env entry's members, walked (up to 8 members) or looked up (more), are what json_object_get
+ * finds; a key with a NUL inside is not "name". */
+START_TEST(env_entry_walk_and_lookup_agree)
+{
+    for (int pad = 0; pad <= 9; pad += 9) {
+        json_t *e = json_object();
+        json_object_setn_new(e, "name\0x", 6, json_string("WRONG"));
+        json_object_set_new(e, "valueFrom", json_object());
+        for (int i = 0; i < pad; i++) {
+            char key[32];
+            snprintf(key, sizeof(key), "pad-%d", i);
+            json_object_set_new(e, key, json_string("x"));
+        }
+        struct tg_env_members m;
+        ck_assert_ptr_null(tg_env_entry_name(e));
+        json_object_set_new(e, "name", json_string("FI_PROVIDER"));
+        json_object_set_new(e, "value", json_string("efa"));
+        ck_assert_str_eq(tg_env_entry_name(e), "FI_PROVIDER");
+        tg_env_entry_read(e, &m);
+        ck_assert_ptr_eq(m.name, json_object_get(e, "name"));
+        ck_assert_ptr_eq(m.value, json_object_get(e, "value"));
+        ck_assert_ptr_eq(m.value_from, json_object_get(e, "valueFrom"));
+        ck_assert_ptr_nonnull(m.value_from);
+        json_decref(e);
+    }
+    ck_assert_ptr_null(tg_env_entry_name(NULL));
+}
+END_TEST
+
+/* A decoded container's env, as the decoder kept it, gives what the container's own env does. */
+START_TEST(container_env_agrees_with_the_object)
+{
+    static const char *const specs[] = {
+        "{containers: [{name: c, env: [{name: A, value: x}, {name: B, value: \"$(A)-y\"}, "
+        "{name: C, valueFrom: {fieldRef: {fieldPath: metadata.name}}}, {name: A, value: z}]}]}",
+        "{containers: [{name: c, env: FI_PROVIDER}]}",
+        "{containers: [{name: c}]}",
+    };
+    static const char *const names[] = {"A", "B", "C", "FI_PROVIDER", "D"};
+    for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+        struct tg_workload wl;
+        json_t *obj;
+        decode_pod(specs[k], &wl, &obj);
+        const struct tg_container *c = &wl.tpl[0].containers[0];
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            char a[64], b[64];
+            bool da = true, db = false;
+            const char *va = tg_env_get(c->c, names[i], a, sizeof(a), &da);
+            const char *vb = tg_ctr_env_get(c, names[i], b, sizeof(b), &db);
+            ck_assert_msg(da == db, "%s: %s", specs[k], names[i]);
+            ck_assert_msg((!va && !vb) || (va && vb && !strcmp(va, vb)), "%s: %s", specs[k],
+                          names[i]);
+        }
+        if (k == 0) {
+            char b[64];
+            ck_assert_str_eq(tg_ctr_env_get(c, "B", b, sizeof(b), NULL), "x-y");
+        }
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
 }
 END_TEST
 
@@ -516,9 +710,13 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, template_uses_claims);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
+    tcase_add_test(tc, family_pin_follows_the_fit);
     tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
+    tcase_add_test(tc, members_named_agrees_with_lookups);
+    tcase_add_test(tc, env_entry_walk_and_lookup_agree);
+    tcase_add_test(tc, container_env_agrees_with_the_object);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tg/quantity.h"
@@ -219,6 +220,58 @@ START_TEST(too_large)
 }
 END_TEST
 
+/* Integer digits (up to 18) with a named suffix or a small exponent take a shortcut; the same
+ * text with ".0" before the suffix takes the digit-string path: both give the same result, on
+ * both sides of the 1e20 bound and of the shortcut's limits (18 digits, exponents -9 and 18). */
+START_TEST(shortcut_agrees_with_the_digit_string)
+{
+    static const char *const cases[][2] = {
+        {"0", ""},
+        {"32", ""},
+        {"-4", ""},
+        {"007", ""},
+        {"5120", "Mi"},
+        {"1", "Ki"},
+        {"86", "Ei"},
+        {"87", "Ei"},
+        {"-86", "Ei"},
+        {"-87", "Ei"},
+        {"99999", "P"},
+        {"100000", "P"},
+        {"500", "m"},
+        {"1", "n"},
+        {"3", "u"},
+        {"8", "k"},
+        {"1", "e-9"},
+        {"1", "e-10"},
+        {"1", "e18"},
+        {"1", "e19"},
+        {"99", "E"},
+        {"100", "E"},
+        {"0", "e999"},
+        {"0", "Ei"},
+        {"999999999999999999", ""},
+        {"999999999999999999", "Ei"},
+        {"1000000000000000000", ""},
+        {"99999999999999999999", ""},
+        {"123456789012345678", "e1"},
+        {"576460752303423488", "Ki"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char a[64], b[64];
+        struct tg_quantity qa = {.nano = 7}, qb = {.nano = 7};
+        snprintf(a, sizeof(a), "%s%s", cases[i][0], cases[i][1]);
+        snprintf(b, sizeof(b), "%s.0%s", cases[i][0], cases[i][1]);
+        int ra = tg_quantity_parse(a, &qa), rb = tg_quantity_parse(b, &qb);
+        ck_assert_msg(ra == rb, "%s: %d, %s: %d", a, ra, b, rb);
+        ck_assert_msg(qa.nano == qb.nano, "%s and %s differ", a, b);
+    }
+    expect_rc("87Ei", -ERANGE);
+    expect_rc("100000P", -ERANGE);
+    expect_q("99999P", "99999000000000000000");
+}
+END_TEST
+
 START_TEST(integers)
 {
     struct tg_quantity q;
@@ -356,6 +409,7 @@ Suite *tg_test_quantity_suite(void)
     tcase_add_test(tc, equivalences);
     tcase_add_test(tc, garbage);
     tcase_add_test(tc, too_large);
+    tcase_add_test(tc, shortcut_agrees_with_the_digit_string);
     tcase_add_test(tc, integers);
     tcase_add_test(tc, from_json);
     tcase_add_test(tc, format);
