@@ -49,6 +49,8 @@ const char *tg_env_entry_name(json_t *e);
 /* Env of one container: the literal value of variable `name` (last definition wins, as the
  * kubelet does), or NULL. *defined is set when the name appears at all (value or valueFrom). */
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
+/* The same for a container's env member (json_object_get's answer), read before. */
+const char *tg_env_value_in(json_t *env, const char *name, bool *defined);
 
 /* The first string of the container's command, then args, for which match(s, ctx) is true, or
  * NULL (items that are not strings are skipped). Borrowed. */

@@ -59,8 +59,9 @@ bool tg_container_requests_efa(json_t *container);
 void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out);
 int tg_ctr_count(const struct tg_container *c, const char *name, long long *count);
 bool tg_ctr_requests_efa(const struct tg_container *c);
-/* Fills c->dev_rc, c->dev_n, c->dev_limit and c->dev_request from c->limits and c->requests (the
- * decoder, once per container): tg_ctr_count and tg_ctr_res answer for those devices from them. */
+/* Fills c->dev_rc, c->dev_n, c->dev_limit, c->dev_request and c->hugepage_keys from c->limits and
+ * c->requests (the decoder, once per container): tg_ctr_count and tg_ctr_res answer for those
+ * devices and hugepages-2Mi from them. */
 void tg_ctr_count_devices(struct tg_container *c);
 
 /* A count written as a JSON string of 1 to 18 ASCII digits (nearly every count): true and *out,

@@ -66,9 +66,12 @@ struct tg_container {
      * aws.amazon.com/neuron, in that order), taken at decode time: rc, and the count when rc 1. */
     signed char dev_rc[3];
     long long dev_n[3];
-    /* Their members of limits and of requests (NULL when absent), read in one walk over each:
-     * tg_ctr_res answers for those devices from them. */
-    json_t *dev_limit[3], *dev_request[3];
+    /* Their members of limits and of requests (NULL when absent), and [3] hugepages-2Mi's, read in
+     * one walk over each: tg_ctr_res answers for those four from them, tg_ctr_count for
+     * hugepages-2Mi from [3]. */
+    json_t *dev_limit[4], *dev_request[4];
+    /* Some key of limits or requests begins with "hugepages-" (found in the same walks). */
+    bool hugepage_keys;
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */

@@ -172,6 +172,29 @@ void tg_buf_json_string(struct tg_buf *b, const char *s, size_t n)
     tg_buf_put(b, "\"", 1);
 }
 
+/* Writes what goes before a member's value: pre ('{' for the first member, ',' for the others),
+ * the quoted key and ':'. A key that needs no escape (nearly all) is written with one reserve. */
+static void member_key(struct tg_buf *b, char pre, const char *k)
+{
+    size_t n = strlen(k);
+    if (!plain_string(k, n)) {
+        tg_buf_put(b, &pre, 1);
+        tg_buf_json_string(b, k, n);
+        tg_buf_put(b, ":", 1);
+        return;
+    }
+    if (!reserve(b, n + 4))
+        return;
+    char *d = b->p + b->len;
+    d[0] = pre;
+    d[1] = '"';
+    memcpy(d + 2, k, n);
+    d[n + 2] = '"';
+    d[n + 3] = ':';
+    d[n + 4] = '\0';
+    b->len += n + 4;
+}
+
 void tg_buf_json(struct tg_buf *b, const json_t *v)
 {
     char num[40];
@@ -179,17 +202,13 @@ void tg_buf_json(struct tg_buf *b, const json_t *v)
     case JSON_OBJECT: {
         const char *k;
         json_t *x;
-        bool first = true;
-        tg_buf_put(b, "{", 1);
+        char pre = '{';
         json_object_foreach ((json_t *)v, k, x) {
-            if (!first)
-                tg_buf_put(b, ",", 1);
-            first = false;
-            tg_buf_json_string(b, k, strlen(k));
-            tg_buf_put(b, ":", 1);
+            member_key(b, pre, k);
+            pre = ',';
             tg_buf_json(b, x);
         }
-        tg_buf_put(b, "}", 1);
+        tg_buf_put(b, pre == '{' ? "{}" : "}", pre == '{' ? 2 : 1);
         return;
     }
     case JSON_ARRAY: {

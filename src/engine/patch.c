@@ -29,16 +29,20 @@ size_t tg_patch_count(const struct tg_patch *p)
     return p->ops ? json_array_size(p->ops) : 0;
 }
 
-int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
+/* Appends {"op": "add", "path": path, "value": value}, members in that order (what json_pack
+ * built, without parsing its format on every op). path and value are stolen, also on failure:
+ * ops of one append share their path string. The constant keys and "add" are ASCII: no UTF-8
+ * check for them. */
+static int add_op(struct tg_patch *p, json_t *path, json_t *value)
 {
-    if (!value)
+    json_t *op = path && value ? json_object() : NULL;
+    if (!op || json_object_set_new_nocheck(op, "op", json_stringn_nocheck("add", 3))) {
+        json_decref(op);
+        json_decref(path);
+        json_decref(value);
         return -ENOMEM;
-    /* {"op": "add", "path": ptr, "value": value}, members in that order (what json_pack built,
-     * without parsing its format on every op); value is stolen, also on failure. The constant
-     * keys and "add" are ASCII: no UTF-8 check for them. */
-    json_t *op = json_object();
-    if (!op || json_object_set_new_nocheck(op, "op", json_stringn_nocheck("add", 3)) ||
-        json_object_set_new_nocheck(op, "path", json_string(ptr))) {
+    }
+    if (json_object_set_new_nocheck(op, "path", path)) {
         json_decref(op);
         json_decref(value);
         return -ENOMEM;
@@ -48,6 +52,13 @@ int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
         return -ENOMEM;
     }
     return json_array_append_new(p->ops, op) ? -ENOMEM : 0;
+}
+
+int tg_patch_add_new(struct tg_patch *p, const char *ptr, json_t *value)
+{
+    if (!value)
+        return -ENOMEM;
+    return add_op(p, json_string(ptr), value);
 }
 
 int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent_ptr,
@@ -85,10 +96,16 @@ int tg_patch_append_items(struct tg_patch *p, json_t *parent, const char *parent
         goto out;
     size_t i;
     json_t *item;
-    json_array_foreach (items, i, item) {
-        if ((rc = tg_patch_add_new(p, ptr, json_incref(item))) < 0)
-            goto out;
+    json_t *path = json_string(ptr);
+    if (!path) {
+        rc = -ENOMEM;
+        goto out;
     }
+    json_array_foreach (items, i, item) {
+        if ((rc = add_op(p, json_incref(path), json_incref(item))) < 0)
+            break;
+    }
+    json_decref(path);
 out:
     json_decref(items);
     return rc;

@@ -171,7 +171,11 @@ const char *tg_env_entry_name(json_t *e)
 
 const char *tg_env_value(json_t *container, const char *name, bool *defined)
 {
-    json_t *env = json_object_get(container, "env");
+    return tg_env_value_in(json_object_get(container, "env"), name, defined);
+}
+
+const char *tg_env_value_in(json_t *env, const char *name, bool *defined)
+{
     const char *value = NULL;
     size_t i;
     json_t *e;

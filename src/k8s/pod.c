@@ -72,13 +72,17 @@ int tg_container_count(json_t *container, const char *name, long long *count)
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
-/* The devices whose counts a decoded container keeps (struct tg_container dev_rc, dev_n). */
-static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON};
+/* The devices whose counts a decoded container keeps (struct tg_container dev_rc, dev_n), then
+ * hugepages-2Mi, whose members of limits and requests it keeps as well. */
+static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, TG_RES_HUGEPAGES_2MI};
+#define HUGEPAGES_2MI 3
 
-/* The index of name in devices, or -1. */
-static int device_index(const char *name)
+#define HUGEPAGES_PREFIX "hugepages-"
+
+/* The index of name in the first n of devices, or -1. */
+static int device_index(const char *name, int n)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n; i++) {
         if (name == devices[i] || (name[0] == devices[i][0] && !strcmp(name, devices[i])))
             return i;
     }
@@ -96,11 +100,34 @@ static int ctr_count_read(const struct tg_container *c, const char *name, long l
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
+/* tg_members_named(map, devices, 4, out); returns whether some key of map begins with
+ * "hugepages-" (the hugepages quantity check reads only such maps). */
+static bool device_members(json_t *map, json_t **out)
+{
+    bool huge = false;
+    for (size_t i = 0; i < 4; i++)
+        out[i] = NULL;
+    for (void *it = json_object_iter(map); it; it = json_object_iter_next(map, it)) {
+        const char *k = json_object_iter_key(it);
+        bool hp = k[0] == 'h' && !strncmp(k, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX));
+        huge = huge || hp;
+        for (size_t i = hp ? HUGEPAGES_2MI : 0; i < (hp ? 4 : HUGEPAGES_2MI); i++) {
+            /* a key with a NUL inside is another key (json_object_get compares lengths) */
+            if (k[0] == devices[i][0] && !strcmp(k, devices[i]) &&
+                json_object_iter_key_len(it) == strlen(devices[i])) {
+                out[i] = json_object_iter_value(it);
+                break;
+            }
+        }
+    }
+    return huge;
+}
+
 void tg_ctr_count_devices(struct tg_container *c)
 {
-    /* one walk over limits and one over requests for the three devices, not a lookup each */
-    tg_members_named(c->limits, devices, 3, c->dev_limit);
-    tg_members_named(c->requests, devices, 3, c->dev_request);
+    /* one walk over limits and one over requests for the four names, not a lookup each */
+    bool huge = device_members(c->limits, c->dev_limit);
+    c->hugepage_keys = device_members(c->requests, c->dev_request) || huge;
     for (int i = 0; i < 3; i++) {
         /* the limit when present, else the request */
         json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];
@@ -111,7 +138,7 @@ void tg_ctr_count_devices(struct tg_container *c)
 
 void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *out)
 {
-    int i = device_index(name);
+    int i = device_index(name, 4);
     if (i >= 0) {
         out->limit = c->dev_limit[i];
         out->request = c->dev_request[i];
@@ -123,7 +150,14 @@ void tg_ctr_res(const struct tg_container *c, const char *name, struct tg_res *o
 
 int tg_ctr_count(const struct tg_container *c, const char *name, long long *count)
 {
-    int i = device_index(name);
+    int i = device_index(name, 4);
+    if (i == HUGEPAGES_2MI) {
+        /* as ctr_count_read, from the members the decoder kept */
+        json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];
+        if (!v)
+            return 0;
+        return count_of(v, count) < 0 ? -1 : 1;
+    }
     if (i < 0)
         return ctr_count_read(c, name, count);
     if (c->dev_rc[i] == 1)

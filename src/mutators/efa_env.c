@@ -79,10 +79,10 @@ static bool has_env_from(json_t *c)
     return !json_is_array(ef) || json_array_size(ef) > 0;
 }
 
-static bool env_defined(json_t *c, const char *name)
+static bool env_defined(json_t *env, const char *name)
 {
     bool defined;
-    tg_env_value(c, name, &defined);
+    tg_env_value_in(env, name, &defined);
     return defined;
 }
 
@@ -169,17 +169,17 @@ static int defaults_for(struct tg_eval *ev, const struct tg_template *t, json_t 
     return rc;
 }
 
-/* items without the names container c already defines (the user's value wins). New array. */
+/* items without the names a container whose env member is env already defines (the user's value
+ * wins). New array. */
 #define MISSING_MAX 32
 
-static json_t *missing_in(json_t *items, json_t *c)
+static json_t *missing_in(json_t *items, json_t *env)
 {
     json_t *out = json_array();
     size_t i, k, n = json_array_size(items);
     json_t *it, *e;
     const char *names[MISSING_MAX];
     bool defined[MISSING_MAX];
-    json_t *env = json_object_get(c, "env");
     /* up to MISSING_MAX items: one pass over the container's env marks the names it defines
      * (the same answer as env_defined per item, which walks the env once for each) */
     for (k = 0; k < n && n <= MISSING_MAX; k++) {
@@ -194,7 +194,7 @@ static json_t *missing_in(json_t *items, json_t *c)
     json_array_foreach (items, i, it) {
         bool have = n <= MISSING_MAX
                         ? defined[i]
-                        : env_defined(c, json_string_value(json_object_get(it, "name")));
+                        : env_defined(env, json_string_value(json_object_get(it, "name")));
         if (out && !have && json_array_append(out, it)) {
             json_decref(out);
             return NULL;
@@ -209,7 +209,7 @@ static json_t *missing_in(json_t *items, json_t *c)
 static bool env_writable(struct tg_eval *ev, const struct tg_container *k, json_t *items)
 {
     char field[TG_PATH_MAX + 16];
-    json_t *env = json_object_get(k->c, "env");
+    json_t *env = k->env_raw;
     if (env && !json_is_null(env) && !json_is_array(env)) {
         note(ev, tg_path_sub(field, sizeof(field), &k->path, "env"),
              "is not a list; EFA variables were not added");
@@ -554,7 +554,7 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k,
             return 0;
         }
     }
-    json_t *add = missing_in(items, k->c);
+    json_t *add = missing_in(items, k->env_raw);
     if (!add)
         return -ENOMEM;
     if (json_array_size(add) == 0 || !env_writable(ev, k, add)) {
@@ -614,7 +614,7 @@ static int inject_own(struct tg_eval *ev, const struct tg_template *t)
                 break;
             }
         }
-        json_t *add = missing_in(items, k->c);
+        json_t *add = missing_in(items, k->env_raw);
         if (!add) {
             rc = -ENOMEM;
             break;

@@ -198,8 +198,10 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
     }
     bool limits_usable = !lraw || json_is_null(lraw) || json_is_object(lraw);
     names[n++] = TG_RES_EFA;
-    hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
-    hugepage_names(requests, names, &n, sizeof(names) / sizeof(names[0]));
+    if (c->hugepage_keys) { /* the decoder saw a hugepages- key in limits or requests */
+        hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
+        hugepage_names(requests, names, &n, sizeof(names) / sizeof(names[0]));
+    }
     for (size_t i = 0; i < n; i++)
         check_resource(ev, c, names[i], limits_usable);
 }

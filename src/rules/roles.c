@@ -36,7 +36,7 @@ static bool env_is(const struct tg_template *t, const char *name, const char *va
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         bool defined;
-        const char *v = tg_env_value(t->containers[i].c, name, &defined);
+        const char *v = tg_env_value_in(t->containers[i].env_raw, name, &defined);
         if (defined && (!value || (v && !strcmp(v, value))))
             return true;
     }

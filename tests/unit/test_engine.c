@@ -211,6 +211,20 @@ START_TEST(base64_round_trips_and_rejects_bad_input)
         free(d);
         free(e);
     }
+    /* every 12-bit half of a group (the encoder looks two characters up at once) against the
+     * alphabet, character by character */
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (unsigned v = 0; v < 4096; v++) {
+        unsigned g = v << 12 | (4095 - v);
+        unsigned char three[3] = {(unsigned char)(g >> 16), (unsigned char)(g >> 8),
+                                  (unsigned char)g};
+        char *e = tg_base64_encode(three, 3);
+        char want4[5] = {alphabet[v >> 6], alphabet[v & 63], alphabet[(4095 - v) >> 6],
+                         alphabet[(4095 - v) & 63], '\0'};
+        ck_assert_str_eq(e, want4);
+        free(e);
+    }
     size_t n;
     ck_assert_ptr_null(tg_base64_decode("Zg=", &n));
     ck_assert_ptr_null(tg_base64_decode("Z!==", &n));
@@ -793,6 +807,10 @@ static const char *const writer_inputs[] = {
     "[1.5, 1e300, -0.25, 0.1]",
     "{\"z\":1,\"a\":2,\"m\":[{\"k\":\"v\"}]}",
     "{\"\":\"\",\"plain\":\"ends in a quote\\\"\",\"x\":\"\\\\starts with a backslash\"}",
+    /* members: empty objects, keys that need an escape first, in the middle and last */
+    "{}",
+    "[{},{\"a\":{}},{\"b\":[{}]}]",
+    "{\"q\\\"\":1,\"plain\":{\"tab\\t\":{},\"k\":2},\"\\u0001\":3}",
 };
 
 START_TEST(writer_output_equals_json_dumps_compact)
@@ -809,6 +827,30 @@ START_TEST(writer_output_equals_json_dumps_compact)
     free(got);
     free(want);
     json_decref(v);
+}
+END_TEST
+
+/* A member's key is written with its separator and colon in one piece: long keys that make the
+ * buffer grow, with and without an escape. */
+START_TEST(writer_writes_long_keys)
+{
+    char k[1500];
+    for (size_t n = 400; n < sizeof(k); n += 377) {
+        memset(k, 'k', n);
+        k[n] = '\0';
+        json_t *v = json_pack("{s:i, s:{s:s}}", "a", 1, k, k, "v");
+        k[n / 2] = '"';
+        json_object_set_new(v, k, json_integer(2));
+        struct tg_buf b;
+        tg_buf_init(&b);
+        tg_buf_json(&b, v);
+        char *got = tg_buf_steal(&b, NULL);
+        char *want = json_dumps(v, JSON_COMPACT);
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(want);
+        json_decref(v);
+    }
 }
 END_TEST
 
@@ -917,6 +959,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
+    tcase_add_test(tc, writer_writes_long_keys);
     tcase_add_test(tc, writer_copies_long_plain_strings);
     tcase_add_test(tc, patch_base64_appends_the_same_text);
     tcase_add_test(tc, writer_finds_an_escape_at_every_position);

@@ -84,8 +84,9 @@ END_TEST
  * and reads any other name: the same answers as tg_container_count for each of them. */
 START_TEST(decoded_counts_agree_for_every_device)
 {
-    static const char *const names[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, "hugepages-2Mi",
-                                        "example.com/fpga"};
+    static const char *const names[] = {TG_RES_EFA,      TG_RES_GPU,         TG_RES_NEURON,
+                                        "hugepages-2Mi", "example.com/fpga", "hugepages-1Gi",
+                                        "hugepages-"};
     const struct count_case *cc = &counts[_i];
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         char res[256], text[512];
@@ -115,6 +116,17 @@ START_TEST(decoded_counts_agree_for_every_device)
             ck_assert_msg(ra.limit == rb.limit && ra.request == rb.request, "%s: %s", res,
                           names[q]);
         }
+        /* hugepage_keys: some key of limits or requests (objects) begins with "hugepages-" */
+        bool huge = false;
+        json_t *r = json_object_get(c, "resources");
+        static const char *const maps[] = {"limits", "requests"};
+        for (size_t m = 0; m < 2; m++) {
+            json_t *map = json_object_get(r, maps[m]), *v;
+            const char *key;
+            json_object_foreach (map, key, v)
+                huge = huge || !strncmp(key, "hugepages-", 10);
+        }
+        ck_assert_msg(t.containers[0].hugepage_keys == huge, "%s: hugepage_keys", res);
         free(t.containers);
         json_decref(c);
     }
