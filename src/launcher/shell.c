@@ -874,7 +874,12 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         p++;
     lx->p = p;
     if (!word_class[(unsigned char)*p] && *p != '#' && !rw->v && !lx->error) {
+        /* four bytes a turn: each is looked at only after the one before it is not an end (the
+         * NUL is one), so no byte past the script is read */
         const char *e = p + 1;
+        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
+               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
+            e += 4;
         while (!word_class[(unsigned char)*e])
             e++;
         unsigned char k = word_class[(unsigned char)*e];
@@ -1087,15 +1092,15 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
-    bool scratch; /* the texts live in the walk's scratch area (the words of the command being
-                     run, which live no longer than its raw words); reasons are malloc'd */
+    bool scratch; /* the texts and reasons live in the walk's scratch area (the words of the
+                     command being run, which live no longer than its raw words): releasing the
+                     list frees no word; else both are malloc'd */
 };
 
 static void wordlist_release(struct wordlist *wl)
 {
-    for (size_t i = 0; i < wl->n; i++) {
-        if (!wl->scratch)
-            free(wl->v[i].text);
+    for (size_t i = 0; i < wl->n && !wl->scratch; i++) {
+        free(wl->v[i].text);
         if (wl->v[i].reason) /* most words have none */
             free(wl->v[i].reason);
     }
@@ -1193,6 +1198,15 @@ static void xp_end_field(struct xp *x, bool force)
         if (x->b.s) { /* the buffer is kept for the next field */
             x->b.n = 0;
             x->b.s[0] = '\0';
+        }
+        if (x->reason) { /* scratch too (an unresolved word is rare) */
+            char *r = dupn(x->w, x->reason, strlen(x->reason));
+            free(x->reason);
+            x->reason = r;
+            if (!r) {
+                x->w->err = -ENOMEM;
+                return;
+            }
         }
     } else {
         o->text = sb_take(&x->b);
