@@ -395,18 +395,49 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
     }
 }
 
+/* The strings of a run (the names and values of its forwarded variables and its env names) are
+ * carved from blocks it holds: a name costs no malloc of its own, nor a free. */
+struct tg_mpirun_strings {
+    struct tg_mpirun_strings *prev;
+    size_t cap, used;
+    char data[];
+};
+
+#define STRINGS_BLOCK 240 /* a block's data at the least (a -x list of a launch line fits) */
+
+/* n bytes of run's strings, or NULL on ENOMEM. */
+static char *strings_alloc(struct tg_mpirun *run, size_t n)
+{
+    struct tg_mpirun_strings *b = run->strings;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > STRINGS_BLOCK ? n : STRINGS_BLOCK;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->prev = run->strings;
+        b->cap = cap;
+        b->used = 0;
+        run->strings = b;
+    }
+    char *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    for (size_t i = 0; i < run->nfwd; i++)
-        free(run->fwd[i].name); /* and the value it holds (add_fwd) */
     free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
-    for (size_t i = 0; i < run->nenv; i++)
-        free(run->env[i]);
     free(run->env);
     run->env = NULL;
     run->nenv = 0;
+    for (struct tg_mpirun_strings *b = run->strings; b;) {
+        struct tg_mpirun_strings *prev = b->prev;
+        free(b);
+        b = prev;
+    }
+    run->strings = NULL;
 }
 
 bool tg_mpirun_forwards_all(const struct tg_mpirun *run)
@@ -426,27 +457,27 @@ bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
 
 const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, const char *name)
 {
+    /* the first bytes told apart without a call (names seldom share one) */
     for (size_t i = 0; i < run->nfwd; i++)
-        if (strcmp(run->fwd[i].name, name) == 0)
+        if (run->fwd[i].name[0] == name[0] && strcmp(run->fwd[i].name, name) == 0)
             return &run->fwd[i];
     return NULL;
 }
 
 /* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). The name and
- * the value are one allocation, the name first: freeing the name frees both. */
+ * the value are in the run's strings, the name first. */
 static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, const char *value,
                    bool value_resolved)
 {
     size_t vlen = value ? strlen(value) : 0;
-    char *n = malloc(namelen + 1 + (value ? vlen + 1 : 0));
+    char *n = strings_alloc(run, namelen + 1 + (value ? vlen + 1 : 0));
     if (!n)
         return -ENOMEM;
     memcpy(n, name, namelen);
     n[namelen] = '\0';
     char *v = value ? memcpy(n + namelen + 1, value, vlen + 1) : NULL;
     for (size_t i = 0; i < run->nfwd; i++) {
-        if (strcmp(run->fwd[i].name, n) == 0) {
-            free(run->fwd[i].name);
+        if (run->fwd[i].name[0] == n[0] && strcmp(run->fwd[i].name, n) == 0) {
             run->fwd[i].name = n;
             run->fwd[i].value = v;
             run->fwd[i].value_resolved = value && value_resolved;
@@ -458,10 +489,8 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
         size_t cap = run->nfwd ? run->nfwd * 2 : 8;
         struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
-        if (!nf) {
-            free(n);
+        if (!nf)
             return -ENOMEM;
-        }
         run->fwd = nf;
     }
     struct tg_launch_fwd *f = run->fwd;
@@ -890,9 +919,11 @@ static int env_add(struct tg_mpirun *run, const char *name, size_t len)
     if (!v)
         return -ENOMEM;
     run->env = v;
-    run->env[run->nenv] = strndup(name, len);
+    run->env[run->nenv] = strings_alloc(run, len + 1);
     if (!run->env[run->nenv])
         return -ENOMEM;
+    memcpy(run->env[run->nenv], name, len);
+    run->env[run->nenv][len] = '\0';
     run->nenv++;
     return 0;
 }
