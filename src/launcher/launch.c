@@ -534,10 +534,15 @@ static int container_words(json_t *cmd, json_t *args, const struct tg_k8s_env *e
 
 int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
 {
+    return tg_launch_parse_container_items(container, json_object_get(container, "command"),
+                                           json_object_get(container, "args"), impl, out);
+}
+
+int tg_launch_parse_container_items(json_t *container, json_t *cmd, json_t *args,
+                                    enum tg_mpi_impl impl, struct tg_launch *out)
+{
     struct tg_k8s_env env;
     struct tg_sh_vars vars;
-    json_t *cmd = json_object_get(container, "command");
-    json_t *args = json_object_get(container, "args");
     size_t n = 0, cap = 0;
     struct tg_sh_word *words = NULL;
     int rc = 0;
