@@ -504,6 +504,17 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
  * none does, no word of the command line can be a command a reader reads, and the shell walk (the
  * costliest step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
  * documented in docs/launcher.md. */
+/* The "value" member of an env entry (NULL: none, or not an object), found by a walk over its
+ * few members (name, value or valueFrom), cheaper than a hashed lookup. */
+static json_t *env_value(json_t *entry)
+{
+    for (void *it = json_object_iter(entry); it; it = json_object_iter_next(entry, it)) {
+        if (json_object_iter_key_len(it) == 5 && !memcmp(json_object_iter_key(it), "value", 5))
+            return json_object_iter_value(it);
+    }
+    return NULL;
+}
+
 static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
 {
     /* args first: where a launch line usually is (command is often only a shell and -c) */
@@ -512,7 +523,7 @@ static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
         size_t i;
         json_t *item;
         json_array_foreach (arr, i, item) {
-            const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
+            const char *s = json_string_value(l == 2 ? env_value(item) : item);
             if (s && tg_launch_mentions(s))
                 return true;
         }
