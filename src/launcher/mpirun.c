@@ -501,12 +501,26 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     return 0;
 }
 
+/* The bytes of a variable name: 1 those it may start with (letters, '_'), 2 the digits. */
+static const unsigned char name_byte[256] = {
+    ['_'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+    ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1,
+    ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1,
+    ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['0'] = 2, ['1'] = 2, ['2'] = 2,
+    ['3'] = 2, ['4'] = 2, ['5'] = 2, ['6'] = 2, ['7'] = 2, ['8'] = 2, ['9'] = 2,
+};
+
+/* A NAME: a letter or '_', then letters, digits and '_' (isalpha/isalnum of the C locale the
+ * server runs in, by one table look a byte). */
 static bool valid_name(const char *s, size_t len)
 {
-    if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    if (!len || name_byte[(unsigned char)s[0]] != 1)
         return false;
     for (size_t i = 1; i < len; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+        if (!name_byte[(unsigned char)s[i]])
             return false;
     return true;
 }

@@ -348,6 +348,25 @@ START_TEST(mpirun_strings_span_blocks)
 }
 END_TEST
 
+/* -x takes a NAME (a letter or '_', then letters, digits, '_'; ASCII only, as the C locale's
+ * isalpha/isalnum) with or without a value; any other word forwards nothing. */
+START_TEST(mpirun_forwarded_names_are_names)
+{
+    static const char *const in[] = {"mpirun", "-x", "_A1=1", "-x",  "Ab9_", "-x",        "z",
+                                     "-x",     "1A", "-x",    "A-B", "-x",   "\xc3\xa9T", "-x",
+                                     "=v",     "-x", "A B",   "-x",  "_",    "./a",       NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert_uint_eq(run.nfwd, 4);
+    ck_assert_str_eq(run.fwd[0].name, "_A1");
+    ck_assert_str_eq(run.fwd[0].value, "1");
+    ck_assert_str_eq(run.fwd[1].name, "Ab9_");
+    ck_assert_str_eq(run.fwd[2].name, "z");
+    ck_assert_str_eq(run.fwd[3].name, "_");
+    tg_mpirun_release(&run);
+}
+END_TEST
+
 Suite *tg_test_mpirun_suite(void);
 Suite *tg_test_mpirun_suite(void)
 {
@@ -363,6 +382,7 @@ Suite *tg_test_mpirun_suite(void)
     tcase_add_test(tc, mpirun_index_finds_every_table_end);
     tcase_add_test(tc, mpirun_forwarded_list_grows);
     tcase_add_test(tc, mpirun_strings_span_blocks);
+    tcase_add_test(tc, mpirun_forwarded_names_are_names);
     suite_add_tcase(s, tc);
     return s;
 }
