@@ -662,18 +662,19 @@ struct opt_index {
     unsigned short slot[OPT_SLOTS]; /* 1 + the option's index in tab; 0: empty */
 };
 
+/* The slot of the n (>= 2: every name is '-' and more, as is every word looked up) bytes at s:
+ * of the length and three of the bytes, not a pass over all of them. */
 static size_t opt_hash(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h & (OPT_SLOTS - 1);
+    uint32_t h = (uint32_t)n * 97u + (unsigned char)s[1] * 31u + (unsigned char)s[n - 1] * 7u +
+                 (unsigned char)s[n / 2] * 131u + (unsigned char)s[(n * 3) / 4];
+    return (h ^ (h >> 5)) & (OPT_SLOTS - 1);
 }
 
 static void index_build(struct opt_index *x)
 {
     for (size_t i = 0; x->tab[i].name; i++) {
-        if (2 * (i + 1) > OPT_SLOTS) /* a table this long needs more slots */
+        if (2 * (i + 1) > OPT_SLOTS || x->tab[i].len < 2) /* more slots; opt_hash reads 2 */
             abort();
         size_t k = opt_hash(x->tab[i].name, x->tab[i].len);
         while (x->slot[k])
