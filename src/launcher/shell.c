@@ -1849,8 +1849,18 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         return;
     }
     words.cap = cmd->n - first;
-    for (size_t k = first; k < cmd->n && !w->err; k++)
-        expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
+    for (size_t k = first; k < cmd->n && !w->err; k++) {
+        const struct rword *rw = &cmd->v[k];
+        const struct seg *g = rw->v;
+        /* the usual word, one literal read whole: its text itself, in the room made above (as
+         * expand_lit would push it) */
+        if (rw->n == 1 && g->kind == SEG_LIT && g->text && (g->len || g->quoted || k < i) &&
+            words.n < words.cap) {
+            words.v[words.n++] = (struct tg_sh_word){.text = g->text, .resolved = true};
+            continue;
+        }
+        expand_word(w, rw, 0, 0, k >= i, &words);
+    }
     size_t nassign = i - first;
     w->cmd_env = words.v;
     w->ncmd_env = nassign;
