@@ -2122,6 +2122,13 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
         if (w.err || lx.error)
             break; /* sh refuses a command it cannot parse: it never runs */
         if (t == TOK_WORD) {
+            if (!pc.drop_next && pc.words.n && pc.words.n < pc.words.cap) {
+                /* the usual word, not a command's first nor a redirection's: onto the command's
+                 * words, as take_word would put it */
+                pc.words.v[pc.words.n++] = rw;
+                rw = (struct rword){0};
+                continue;
+            }
             take_word(&w, &lx, &pc, &rw, &heredoc, line);
             continue;
         }
