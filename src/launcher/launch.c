@@ -473,6 +473,7 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
         char unknown[96];
         struct tg_sh_word *w = &words[(*n)++];
         bool too_long;
+        w->reason = NULL; /* the array is malloc'd: every member is set here */
         w->text = tg_k8s_expand(s, env, unknown, sizeof(unknown), &too_long);
         if (!w->text)
             return -ENOMEM;
@@ -566,7 +567,8 @@ int tg_launch_parse_container_items(json_t *container, json_t *cmd, json_t *args
           (json_is_array(args) ? json_array_size(args) : 0);
     if (cap == 0 || !mentions_launcher(container, cmd, args))
         goto out;
-    words = calloc(cap, sizeof(*words));
+    /* not calloc (a clearing, and no per-thread cache): push_items sets each word it takes */
+    words = malloc(cap * sizeof(*words));
     if (!words) {
         rc = -ENOMEM;
         goto out;
