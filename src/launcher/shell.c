@@ -1092,9 +1092,9 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
-    bool scratch; /* the texts and reasons live in the walk's scratch area (the words of the
-                     command being run, which live no longer than its raw words): releasing the
-                     list frees no word; else both are malloc'd */
+    bool scratch; /* the array, texts and reasons live in the walk's scratch area (the words of
+                     the command being run, which live no longer than its raw words): releasing
+                     the list frees nothing; else all are malloc'd */
 };
 
 static void wordlist_release(struct wordlist *wl)
@@ -1104,7 +1104,8 @@ static void wordlist_release(struct wordlist *wl)
         if (wl->v[i].reason) /* most words have none */
             free(wl->v[i].reason);
     }
-    free(wl->v);
+    if (!wl->scratch)
+        free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
 }
@@ -1115,7 +1116,8 @@ static bool wordlist_room(struct walk *w, struct wordlist *wl)
     if (wl->n < wl->cap)
         return true;
     size_t cap = wl->cap ? wl->cap * 2 : 8;
-    struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
+    struct tg_sh_word *v = wl->scratch ? sc_grow(w, wl->v, wl->cap * sizeof(*v), cap * sizeof(*v))
+                                       : realloc(wl->v, cap * sizeof(*v));
     if (!v) {
         w->err = -ENOMEM;
         return false;
@@ -1843,7 +1845,7 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     /* the prefix assignments as they are, then the command's words split into fields */
     struct wordlist words = {.scratch = true};
     /* room for a word per raw word up front (more only when expansions split into fields) */
-    words.v = malloc((cmd->n - first) * sizeof(*words.v));
+    words.v = sc_alloc(w, (cmd->n - first) * sizeof(*words.v));
     if (!words.v) {
         w->err = -ENOMEM;
         return;
@@ -2097,13 +2099,14 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
 {
     /* The scratch area's first block is sized for a command as long as the script, so that a
      * launch line is read without its growing: a word every eight bytes or so (16 at the least,
-     * 256 at the most) for the array of its raw words, and some six bytes of scratch per byte
-     * for their segments and texts; no more than 16 KiB. A short script keeps the 1 KiB
-     * block. */
+     * 256 at the most) for the arrays of its raw and its expanded words, and some six bytes of
+     * scratch per byte for their segments and texts; no more than 16 KiB. A short script keeps the
+     * 1 KiB block. */
     size_t len = strlen(script);
     size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
-    size_t first =
-        len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
+    size_t first = len < SCRATCH_HINT_MAX / 6
+                       ? len * 6 + words * (sizeof(struct rword) + sizeof(struct tg_sh_word))
+                       : SCRATCH_HINT_MAX;
     struct walk w = {.wk = wk,
                      .vars = vars,
                      .borrowed = borrowed,
