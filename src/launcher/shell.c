@@ -1092,9 +1092,10 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
-    bool scratch; /* the array, texts and reasons live in the walk's scratch area (the words of
-                     the command being run, which live no longer than its raw words): releasing
-                     the list frees nothing; else all are malloc'd */
+    bool scratch;   /* the array (unless own_array), texts and reasons live in the walk's scratch
+                       area (the words of the command being run, which live no longer than its raw
+                       words): releasing the list frees no word; else all are malloc'd */
+    bool own_array; /* a scratch list's array is malloc'd (its block had no room) */
 };
 
 static void wordlist_release(struct wordlist *wl)
@@ -1104,7 +1105,7 @@ static void wordlist_release(struct wordlist *wl)
         if (wl->v[i].reason) /* most words have none */
             free(wl->v[i].reason);
     }
-    if (!wl->scratch)
+    if (!wl->scratch || wl->own_array)
         free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
@@ -1116,8 +1117,9 @@ static bool wordlist_room(struct walk *w, struct wordlist *wl)
     if (wl->n < wl->cap)
         return true;
     size_t cap = wl->cap ? wl->cap * 2 : 8;
-    struct tg_sh_word *v = wl->scratch ? sc_grow(w, wl->v, wl->cap * sizeof(*v), cap * sizeof(*v))
-                                       : realloc(wl->v, cap * sizeof(*v));
+    struct tg_sh_word *v = wl->scratch && !wl->own_array
+                               ? sc_grow(w, wl->v, wl->cap * sizeof(*v), cap * sizeof(*v))
+                               : realloc(wl->v, cap * sizeof(*v));
     if (!v) {
         w->err = -ENOMEM;
         return false;
@@ -1845,7 +1847,12 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     /* the prefix assignments as they are, then the command's words split into fields */
     struct wordlist words = {.scratch = true};
     /* room for a word per raw word up front (more only when expansions split into fields) */
-    words.v = sc_alloc(w, (cmd->n - first) * sizeof(*words.v));
+    /* from the scratch area when its block has room (a launch line's first block is sized for
+     * it), else malloc'd */
+    size_t need = (cmd->n - first) * sizeof(*words.v);
+    const struct chunk *top = w->sc.top;
+    words.own_array = !top || align8(need) > top->cap - top->used;
+    words.v = words.own_array ? malloc(need) : sc_alloc(w, need);
     if (!words.v) {
         w->err = -ENOMEM;
         return;
@@ -2104,9 +2111,10 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
      * 1 KiB block. */
     size_t len = strlen(script);
     size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
-    size_t first = len < SCRATCH_HINT_MAX / 6
-                       ? len * 6 + words * (sizeof(struct rword) + sizeof(struct tg_sh_word))
-                       : SCRATCH_HINT_MAX;
+    size_t first =
+        len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
+    if (first > SCRATCH_FIRST) /* a short script keeps the block malloc serves from its cache */
+        first += words * sizeof(struct tg_sh_word);
     struct walk w = {.wk = wk,
                      .vars = vars,
                      .borrowed = borrowed,
