@@ -72,6 +72,10 @@ int tg_launch_parse_script(const char *script, struct tg_sh_vars *vars, enum tg_
  * give no launches. A container whose command, args and literal env values name no launcher is
  * not read (docs/launcher.md, "A fast path"). Returns 0 or -ENOMEM. */
 int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out);
+/* The same for a caller that has the container's command and args at hand (its "command" and
+ * "args" members, NULL when absent). */
+int tg_launch_parse_container_items(json_t *container, json_t *cmd, json_t *args,
+                                    enum tg_mpi_impl impl, struct tg_launch *out);
 
 /* Does s contain one of the strings some command line a reader reads contains (mpirun, torchrun,
  * parallel, batch, ...: src/launcher/launch.c)? The fast path's test on each string. */

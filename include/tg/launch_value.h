@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "tg/shell.h"
 
@@ -50,10 +51,7 @@ size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n)
 /* The same for the string s. */
 static inline size_t tg_launch_puts(char *dst, size_t size, size_t at, const char *s)
 {
-    size_t n = 0;
-    while (s[n])
-        n++;
-    return tg_launch_put(dst, size, at, s, n);
+    return tg_launch_put(dst, size, at, s, strlen(s));
 }
 
 #endif

@@ -38,9 +38,12 @@ bool tg_launcher_is_mpi(const char *word);
 struct tg_launch_fwd {
     char *name;
     char *value;         /* -x NAME=VALUE, -genv NAME VALUE; NULL: the launcher's own value
-                            (held in name's allocation: freeing name frees it) */
+                            (name and value are held by the run's strings) */
     bool value_resolved; /* value is known (false when value is NULL or has $(...)) */
 };
+
+/* A block of the strings a run holds (tg_mpirun_release frees them). */
+struct tg_mpirun_strings;
 
 /* One launcher invocation. */
 struct tg_mpirun {
@@ -65,7 +68,8 @@ struct tg_mpirun {
                           container env, exported script variables, prefix
                           assignments, `env NAME=VALUE` (values may be unknown) */
     size_t nenv;
-    bool mpmd;   /* ':'-separated app contexts; np is their sum */
+    struct tg_mpirun_strings *strings; /* the names and values of fwd and env (NULL: none) */
+    bool mpmd;                         /* ':'-separated app contexts; np is their sum */
     size_t prog; /* the word (index into the words parsed) where the program starts; 0 when
                     there is none, or several (MPMD) */
     /* Where the invocation is (set by its caller, src/launcher/launch.c, from the shell walk). */

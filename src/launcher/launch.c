@@ -473,6 +473,7 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
         char unknown[96];
         struct tg_sh_word *w = &words[(*n)++];
         bool too_long;
+        w->reason = NULL; /* the array is malloc'd: every member is set here */
         w->text = tg_k8s_expand(s, env, unknown, sizeof(unknown), &too_long);
         if (!w->text)
             return -ENOMEM;
@@ -504,6 +505,17 @@ static int push_items(json_t *arr, const struct tg_k8s_env *env, struct tg_sh_wo
  * none does, no word of the command line can be a command a reader reads, and the shell walk (the
  * costliest step of a request) is skipped. A name split across shell quotes ("mpi"run) is not seen:
  * documented in docs/launcher.md. */
+/* The "value" member of an env entry (NULL: none, or not an object), found by a walk over its
+ * few members (name, value or valueFrom), cheaper than a hashed lookup. */
+static json_t *env_value(json_t *entry)
+{
+    for (void *it = json_object_iter(entry); it; it = json_object_iter_next(entry, it)) {
+        if (json_object_iter_key_len(it) == 5 && !memcmp(json_object_iter_key(it), "value", 5))
+            return json_object_iter_value(it);
+    }
+    return NULL;
+}
+
 static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
 {
     /* args first: where a launch line usually is (command is often only a shell and -c) */
@@ -512,7 +524,7 @@ static bool mentions_launcher(json_t *container, json_t *cmd, json_t *args)
         size_t i;
         json_t *item;
         json_array_foreach (arr, i, item) {
-            const char *s = json_string_value(l == 2 ? json_object_get(item, "value") : item);
+            const char *s = json_string_value(l == 2 ? env_value(item) : item);
             if (s && tg_launch_mentions(s))
                 return true;
         }
@@ -534,10 +546,15 @@ static int container_words(json_t *cmd, json_t *args, const struct tg_k8s_env *e
 
 int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct tg_launch *out)
 {
+    return tg_launch_parse_container_items(container, json_object_get(container, "command"),
+                                           json_object_get(container, "args"), impl, out);
+}
+
+int tg_launch_parse_container_items(json_t *container, json_t *cmd, json_t *args,
+                                    enum tg_mpi_impl impl, struct tg_launch *out)
+{
     struct tg_k8s_env env;
     struct tg_sh_vars vars;
-    json_t *cmd = json_object_get(container, "command");
-    json_t *args = json_object_get(container, "args");
     size_t n = 0, cap = 0;
     struct tg_sh_word *words = NULL;
     int rc = 0;
@@ -550,7 +567,8 @@ int tg_launch_parse_container(json_t *container, enum tg_mpi_impl impl, struct t
           (json_is_array(args) ? json_array_size(args) : 0);
     if (cap == 0 || !mentions_launcher(container, cmd, args))
         goto out;
-    words = calloc(cap, sizeof(*words));
+    /* not calloc (a clearing, and no per-thread cache): push_items sets each word it takes */
+    words = malloc(cap * sizeof(*words));
     if (!words) {
         rc = -ENOMEM;
         goto out;

@@ -395,18 +395,49 @@ const char *tg_mpi_impl_name(enum tg_mpi_impl impl)
     }
 }
 
+/* The strings of a run (the names and values of its forwarded variables and its env names) are
+ * carved from blocks it holds: a name costs no malloc of its own, nor a free. */
+struct tg_mpirun_strings {
+    struct tg_mpirun_strings *prev;
+    size_t cap, used;
+    char data[];
+};
+
+#define STRINGS_BLOCK 240 /* a block's data at the least (a -x list of a launch line fits) */
+
+/* n bytes of run's strings, or NULL on ENOMEM. */
+static char *strings_alloc(struct tg_mpirun *run, size_t n)
+{
+    struct tg_mpirun_strings *b = run->strings;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > STRINGS_BLOCK ? n : STRINGS_BLOCK;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->prev = run->strings;
+        b->cap = cap;
+        b->used = 0;
+        run->strings = b;
+    }
+    char *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    for (size_t i = 0; i < run->nfwd; i++)
-        free(run->fwd[i].name); /* and the value it holds (add_fwd) */
     free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
-    for (size_t i = 0; i < run->nenv; i++)
-        free(run->env[i]);
     free(run->env);
     run->env = NULL;
     run->nenv = 0;
+    for (struct tg_mpirun_strings *b = run->strings; b;) {
+        struct tg_mpirun_strings *prev = b->prev;
+        free(b);
+        b = prev;
+    }
+    run->strings = NULL;
 }
 
 bool tg_mpirun_forwards_all(const struct tg_mpirun *run)
@@ -426,27 +457,27 @@ bool tg_mpirun_env_has(const struct tg_mpirun *run, const char *name)
 
 const struct tg_launch_fwd *tg_mpirun_find_fwd(const struct tg_mpirun *run, const char *name)
 {
+    /* the first bytes told apart without a call (names seldom share one) */
     for (size_t i = 0; i < run->nfwd; i++)
-        if (strcmp(run->fwd[i].name, name) == 0)
+        if (run->fwd[i].name[0] == name[0] && strcmp(run->fwd[i].name, name) == 0)
             return &run->fwd[i];
     return NULL;
 }
 
 /* Adds or replaces a forwarded variable (the last definition wins, as on mpirun). The name and
- * the value are one allocation, the name first: freeing the name frees both. */
+ * the value are in the run's strings, the name first. */
 static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, const char *value,
                    bool value_resolved)
 {
     size_t vlen = value ? strlen(value) : 0;
-    char *n = malloc(namelen + 1 + (value ? vlen + 1 : 0));
+    char *n = strings_alloc(run, namelen + 1 + (value ? vlen + 1 : 0));
     if (!n)
         return -ENOMEM;
     memcpy(n, name, namelen);
     n[namelen] = '\0';
     char *v = value ? memcpy(n + namelen + 1, value, vlen + 1) : NULL;
     for (size_t i = 0; i < run->nfwd; i++) {
-        if (strcmp(run->fwd[i].name, n) == 0) {
-            free(run->fwd[i].name);
+        if (run->fwd[i].name[0] == n[0] && strcmp(run->fwd[i].name, n) == 0) {
             run->fwd[i].name = n;
             run->fwd[i].value = v;
             run->fwd[i].value_resolved = value && value_resolved;
@@ -458,10 +489,8 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
         size_t cap = run->nfwd ? run->nfwd * 2 : 8;
         struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
-        if (!nf) {
-            free(n);
+        if (!nf)
             return -ENOMEM;
-        }
         run->fwd = nf;
     }
     struct tg_launch_fwd *f = run->fwd;
@@ -472,12 +501,26 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
     return 0;
 }
 
+/* The bytes of a variable name: 1 those it may start with (letters, '_'), 2 the digits. */
+static const unsigned char name_byte[256] = {
+    ['_'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+    ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1,
+    ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1,
+    ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+    ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+    ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['0'] = 2, ['1'] = 2, ['2'] = 2,
+    ['3'] = 2, ['4'] = 2, ['5'] = 2, ['6'] = 2, ['7'] = 2, ['8'] = 2, ['9'] = 2,
+};
+
+/* A NAME: a letter or '_', then letters, digits and '_' (isalpha/isalnum of the C locale the
+ * server runs in, by one table look a byte). */
 static bool valid_name(const char *s, size_t len)
 {
-    if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    if (!len || name_byte[(unsigned char)s[0]] != 1)
         return false;
     for (size_t i = 1; i < len; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+        if (!name_byte[(unsigned char)s[i]])
             return false;
     return true;
 }
@@ -619,18 +662,19 @@ struct opt_index {
     unsigned short slot[OPT_SLOTS]; /* 1 + the option's index in tab; 0: empty */
 };
 
+/* The slot of the n (>= 2: every name is '-' and more, as is every word looked up) bytes at s:
+ * of the length and three of the bytes, not a pass over all of them. */
 static size_t opt_hash(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h & (OPT_SLOTS - 1);
+    uint32_t h = (uint32_t)n * 97u + (unsigned char)s[1] * 31u + (unsigned char)s[n - 1] * 7u +
+                 (unsigned char)s[n / 2] * 131u + (unsigned char)s[(n * 3) / 4];
+    return (h ^ (h >> 5)) & (OPT_SLOTS - 1);
 }
 
 static void index_build(struct opt_index *x)
 {
     for (size_t i = 0; x->tab[i].name; i++) {
-        if (2 * (i + 1) > OPT_SLOTS) /* a table this long needs more slots */
+        if (2 * (i + 1) > OPT_SLOTS || x->tab[i].len < 2) /* more slots; opt_hash reads 2 */
             abort();
         size_t k = opt_hash(x->tab[i].name, x->tab[i].len);
         while (x->slot[k])
@@ -890,9 +934,11 @@ static int env_add(struct tg_mpirun *run, const char *name, size_t len)
     if (!v)
         return -ENOMEM;
     run->env = v;
-    run->env[run->nenv] = strndup(name, len);
+    run->env[run->nenv] = strings_alloc(run, len + 1);
     if (!run->env[run->nenv])
         return -ENOMEM;
+    memcpy(run->env[run->nenv], name, len);
+    run->env[run->nenv][len] = '\0';
     run->nenv++;
     return 0;
 }

@@ -406,8 +406,9 @@ static void flag_index_build(void)
  * has a '=': the name is the word up to its first '='. */
 static const struct flag *find_flag(const char *word, const char **inl)
 {
-    const char *eq = strchr(word, '=');
-    size_t n = eq ? (size_t)(eq - word) : strlen(word);
+    const char *end = strchrnul(word, '='); /* the '=' or the end: one pass for both */
+    const char *eq = *end ? end : NULL;
+    size_t n = (size_t)(end - word);
     *inl = NULL;
     pthread_once(&flag_once, flag_index_build);
     if (n < flag_min)
@@ -503,8 +504,9 @@ static bool read_override(struct tg_plan *p, struct seen *s, const struct tg_sh_
     bool del = t[0] == '~';
     while (*t == '+' || *t == '~')
         t++;
-    const char *eq = strchr(t, '=');
-    size_t klen = eq ? (size_t)(eq - t) : strlen(t);
+    const char *end = strchrnul(t, '=');
+    const char *eq = *end ? end : NULL;
+    size_t klen = (size_t)(end - t);
     if ((!eq && !del) || klen == 0 || !(isalpha((unsigned char)t[0]) || t[0] == '_'))
         return false;
     for (size_t i = 0; i < klen; i++) {
@@ -548,7 +550,7 @@ static size_t read_hydra_flag(struct seen *s, const struct tg_sh_word *argv, siz
                                         "-cn",           "--config-dir",  "-cd"};
     static const size_t lens[] = {13, 13, 3, 3, 12, 3};
     const char *t = argv[i].text;
-    if (t[0] != '-' || (t[1] != 'c' && strncmp(t, "--config-", 9)))
+    if (t[0] != '-' || (t[1] != 'c' && (t[1] != '-' || t[2] != 'c' || strncmp(t, "--config-", 9))))
         return 0; /* every name starts with -c or --config- */
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         size_t n = lens[k];

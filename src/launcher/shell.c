@@ -874,7 +874,12 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         p++;
     lx->p = p;
     if (!word_class[(unsigned char)*p] && *p != '#' && !rw->v && !lx->error) {
+        /* four bytes a turn: each is looked at only after the one before it is not an end (the
+         * NUL is one), so no byte past the script is read */
         const char *e = p + 1;
+        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
+               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
+            e += 4;
         while (!word_class[(unsigned char)*e])
             e++;
         unsigned char k = word_class[(unsigned char)*e];
@@ -1087,19 +1092,21 @@ static void word_release(struct tg_sh_word *w)
 struct wordlist {
     struct tg_sh_word *v;
     size_t n, cap;
-    bool scratch; /* the texts live in the walk's scratch area (the words of the command being
-                     run, which live no longer than its raw words); reasons are malloc'd */
+    bool scratch;   /* the array (unless own_array), texts and reasons live in the walk's scratch
+                       area (the words of the command being run, which live no longer than its raw
+                       words): releasing the list frees no word; else all are malloc'd */
+    bool own_array; /* a scratch list's array is malloc'd (its block had no room) */
 };
 
 static void wordlist_release(struct wordlist *wl)
 {
-    for (size_t i = 0; i < wl->n; i++) {
-        if (!wl->scratch)
-            free(wl->v[i].text);
+    for (size_t i = 0; i < wl->n && !wl->scratch; i++) {
+        free(wl->v[i].text);
         if (wl->v[i].reason) /* most words have none */
             free(wl->v[i].reason);
     }
-    free(wl->v);
+    if (!wl->scratch || wl->own_array)
+        free(wl->v);
     wl->v = NULL;
     wl->n = wl->cap = 0;
 }
@@ -1110,7 +1117,9 @@ static bool wordlist_room(struct walk *w, struct wordlist *wl)
     if (wl->n < wl->cap)
         return true;
     size_t cap = wl->cap ? wl->cap * 2 : 8;
-    struct tg_sh_word *v = realloc(wl->v, cap * sizeof(*v));
+    struct tg_sh_word *v = wl->scratch && !wl->own_array
+                               ? sc_grow(w, wl->v, wl->cap * sizeof(*v), cap * sizeof(*v))
+                               : realloc(wl->v, cap * sizeof(*v));
     if (!v) {
         w->err = -ENOMEM;
         return false;
@@ -1193,6 +1202,15 @@ static void xp_end_field(struct xp *x, bool force)
         if (x->b.s) { /* the buffer is kept for the next field */
             x->b.n = 0;
             x->b.s[0] = '\0';
+        }
+        if (x->reason) { /* scratch too (an unresolved word is rare) */
+            char *r = dupn(x->w, x->reason, strlen(x->reason));
+            free(x->reason);
+            x->reason = r;
+            if (!r) {
+                x->w->err = -ENOMEM;
+                return;
+            }
         }
     } else {
         o->text = sb_take(&x->b);
@@ -1829,14 +1847,29 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
     /* the prefix assignments as they are, then the command's words split into fields */
     struct wordlist words = {.scratch = true};
     /* room for a word per raw word up front (more only when expansions split into fields) */
-    words.v = malloc((cmd->n - first) * sizeof(*words.v));
+    /* from the scratch area when its block has room (a launch line's first block is sized for
+     * it), else malloc'd */
+    size_t need = (cmd->n - first) * sizeof(*words.v);
+    const struct chunk *top = w->sc.top;
+    words.own_array = !top || align8(need) > top->cap - top->used;
+    words.v = words.own_array ? malloc(need) : sc_alloc(w, need);
     if (!words.v) {
         w->err = -ENOMEM;
         return;
     }
     words.cap = cmd->n - first;
-    for (size_t k = first; k < cmd->n && !w->err; k++)
-        expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
+    for (size_t k = first; k < cmd->n && !w->err; k++) {
+        const struct rword *rw = &cmd->v[k];
+        const struct seg *g = rw->v;
+        /* the usual word, one literal read whole: its text itself, in the room made above (as
+         * expand_lit would push it) */
+        if (rw->n == 1 && g->kind == SEG_LIT && g->text && (g->len || g->quoted || k < i) &&
+            words.n < words.cap) {
+            words.v[words.n++] = (struct tg_sh_word){.text = g->text, .resolved = true};
+            continue;
+        }
+        expand_word(w, rw, 0, 0, k >= i, &words);
+    }
     size_t nassign = i - first;
     w->cmd_env = words.v;
     w->ncmd_env = nassign;
@@ -2073,13 +2106,15 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
 {
     /* The scratch area's first block is sized for a command as long as the script, so that a
      * launch line is read without its growing: a word every eight bytes or so (16 at the least,
-     * 256 at the most) for the array of its raw words, and some six bytes of scratch per byte
-     * for their segments and texts; no more than 16 KiB. A short script keeps the 1 KiB
-     * block. */
+     * 256 at the most) for the arrays of its raw and its expanded words, and some six bytes of
+     * scratch per byte for their segments and texts; no more than 16 KiB. A short script keeps the
+     * 1 KiB block. */
     size_t len = strlen(script);
     size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
     size_t first =
         len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
+    if (first > SCRATCH_FIRST) /* a short script keeps the block malloc serves from its cache */
+        first += words * sizeof(struct tg_sh_word);
     struct walk w = {.wk = wk,
                      .vars = vars,
                      .borrowed = borrowed,
@@ -2098,6 +2133,13 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
         if (w.err || lx.error)
             break; /* sh refuses a command it cannot parse: it never runs */
         if (t == TOK_WORD) {
+            if (!pc.drop_next && pc.words.n && pc.words.n < pc.words.cap) {
+                /* the usual word, not a command's first nor a redirection's: onto the command's
+                 * words, as take_word would put it */
+                pc.words.v[pc.words.n++] = rw;
+                rw = (struct rword){0};
+                continue;
+            }
             take_word(&w, &lx, &pc, &rw, &heredoc, line);
             continue;
         }

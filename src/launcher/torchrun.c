@@ -154,7 +154,7 @@ static void read_options(const struct tg_sh_cmd *cmd, size_t start, struct tg_to
             r->script = i + (t[0] == '-'); /* the training script: the rest is its own */
             return;
         }
-        size_t klen = strcspn(t, "=");
+        size_t klen = (size_t)(strchrnul(t, '=') - t);
         bool whole = t[klen] == '\0'; /* no '=': the word is the option */
         if (whole && klen == 12 && !memcmp(t, "--standalone", 12))
             r->standalone = true;

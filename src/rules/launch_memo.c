@@ -21,12 +21,13 @@ static const char *item_type(const json_t *v)
     return json_is_array(v) ? "a list" : "an object";
 }
 
-bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
+/* tg_check_command_types of c's command and args, raws[0] and raws[1] (as found in c->c). */
+static bool check_types(struct tg_eval *ev, const struct tg_container *c, json_t *const raws[2])
 {
     static const char *const keys[] = {"command", "args"};
     bool ok = true;
     for (size_t k = 0; c && k < 2; k++) {
-        json_t *raw = json_object_get(c->c, keys[k]);
+        json_t *raw = raws[k];
         if (raw && !json_is_null(raw) && !json_is_array(raw)) {
             /* reports "must be a list" at the container path + key */
             tg_get_array(ev, c->c, &c->path, keys[k]);
@@ -51,6 +52,13 @@ bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
         }
     }
     return ok;
+}
+
+bool tg_check_command_types(struct tg_eval *ev, const struct tg_container *c)
+{
+    json_t *raws[2] = {c ? json_object_get(c->c, "command") : NULL,
+                       c ? json_object_get(c->c, "args") : NULL};
+    return check_types(ev, c, raws);
 }
 
 struct tg_launch_memo {
@@ -126,13 +134,16 @@ static int memo_get(struct tg_eval *ev, const struct tg_template *t, const struc
         return -ENOMEM;
     }
     /* A command or args of the wrong type is a finding wherever a rule reads the command line,
-     * never a launcher silently skipped (reported once per container and implementation). */
-    tg_check_command_types(ev, c);
+     * never a launcher silently skipped (reported once per container and implementation). Both
+     * are found once for the check and the read (the copy with the controller's env holds the
+     * same ones). */
+    json_t *items[2] = {json_object_get(container, "command"), json_object_get(container, "args")};
+    check_types(ev, c, items);
     m->container = container;
     m->impl = impl;
     m->run = run;
     tg_launch_init(&m->launch);
-    int rc = tg_launch_parse_container(eff, impl, &m->launch);
+    int rc = tg_launch_parse_container_items(eff, items[0], items[1], impl, &m->launch);
     json_decref(eff);
     if (rc < 0) {
         tg_launch_release(&m->launch);

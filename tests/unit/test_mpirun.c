@@ -1,6 +1,7 @@
 /* test_mpirun.c -- the MPI launcher option grammar over already expanded words. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,91 @@ START_TEST(mpirun_forwarded_list_grows)
 }
 END_TEST
 
+/* The names and values of the forwarded variables and the env names are carved from blocks the
+ * run holds: values longer than a block, many short names over several blocks, names that share
+ * their first byte, and a name given again all read back as given. */
+START_TEST(mpirun_strings_span_blocks)
+{
+    char longval[600];
+    memset(longval, 'v', sizeof(longval) - 1);
+    memcpy(longval, "FI_LONG=", 8);
+    longval[sizeof(longval) - 1] = '\0';
+    const char *in[80];
+    char names[30][12];
+    size_t n = 0;
+    in[n++] = "mpirun";
+    for (size_t i = 0; i < 30; i++) {
+        snprintf(names[i], sizeof(names[i]), "FI_%02zu=%zu", i, i * 7);
+        in[n++] = "-x";
+        in[n++] = names[i];
+    }
+    in[n++] = "-x";
+    in[n++] = longval;
+    in[n++] = "-x";
+    in[n++] = "FI_03=again";
+    in[n++] = "./a";
+    in[n] = NULL;
+    struct tg_sh_word w[80];
+    size_t nw = 0;
+    for (; in[nw]; nw++)
+        w[nw] = (struct tg_sh_word){.text = (char *)in[nw], .resolved = true};
+    struct tg_mpirun run;
+    ck_assert_int_eq(tg_mpirun_parse(w, nw, TG_MPI_OPENMPI, &run), 0);
+    ck_assert_uint_eq(run.nfwd, 31);
+    for (size_t i = 0; i < 30; i++) {
+        char name[8], value[8];
+        snprintf(name, sizeof(name), "FI_%02zu", i);
+        snprintf(value, sizeof(value), "%zu", i * 7);
+        const struct tg_launch_fwd *f = tg_mpirun_find_fwd(&run, name);
+        ck_assert_ptr_eq(f, &run.fwd[i]);
+        ck_assert_str_eq(f->value, i == 3 ? "again" : value);
+    }
+    const struct tg_launch_fwd *f = tg_mpirun_find_fwd(&run, "FI_LONG");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->value, longval + 8);
+    ck_assert_ptr_null(tg_mpirun_find_fwd(&run, "FI_"));
+    ck_assert_ptr_null(tg_mpirun_find_fwd(&run, "GI_00"));
+    /* env names: each once, over blocks too */
+    struct tg_sh_env_var vars[40];
+    char envn[40][16];
+    for (size_t i = 0; i < 40; i++) {
+        snprintf(envn[i], sizeof(envn[i]), "ENV_NAME_%02zuXY", i % 35);
+        vars[i] = (struct tg_sh_env_var){.name = envn[i], .namelen = 11, .value = "x"};
+    }
+    struct tg_sh_env env = {.v = vars, .n = 40};
+    ck_assert_int_eq(tg_mpirun_set_env(&run, &env), 0);
+    ck_assert_uint_eq(run.nenv, 35);
+    for (size_t i = 0; i < 35; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "ENV_NAME_%02zu", i);
+        ck_assert_str_eq(run.env[i], want);
+        ck_assert(tg_mpirun_env_has(&run, want));
+    }
+    tg_mpirun_release(&run);
+    ck_assert_ptr_null(run.strings);
+    ck_assert_uint_eq(run.nfwd, 0);
+}
+END_TEST
+
+/* -x takes a NAME (a letter or '_', then letters, digits, '_'; ASCII only, as the C locale's
+ * isalpha/isalnum) with or without a value; any other word forwards nothing. */
+START_TEST(mpirun_forwarded_names_are_names)
+{
+    static const char *const in[] = {"mpirun", "-x", "_A1=1", "-x",  "Ab9_", "-x",        "z",
+                                     "-x",     "1A", "-x",    "A-B", "-x",   "\xc3\xa9T", "-x",
+                                     "=v",     "-x", "A B",   "-x",  "_",    "./a",       NULL};
+    struct tg_mpirun run;
+    parse(in, TG_MPI_OPENMPI, &run);
+    ck_assert_uint_eq(run.nfwd, 4);
+    ck_assert_str_eq(run.fwd[0].name, "_A1");
+    ck_assert_str_eq(run.fwd[0].value, "1");
+    ck_assert_str_eq(run.fwd[1].name, "Ab9_");
+    ck_assert_str_eq(run.fwd[2].name, "z");
+    ck_assert_str_eq(run.fwd[3].name, "_");
+    tg_mpirun_release(&run);
+}
+END_TEST
+
 Suite *tg_test_mpirun_suite(void);
 Suite *tg_test_mpirun_suite(void)
 {
@@ -295,6 +381,8 @@ Suite *tg_test_mpirun_suite(void)
     tcase_add_test(tc, mpirun_finds_options_by_name_and_length);
     tcase_add_test(tc, mpirun_index_finds_every_table_end);
     tcase_add_test(tc, mpirun_forwarded_list_grows);
+    tcase_add_test(tc, mpirun_strings_span_blocks);
+    tcase_add_test(tc, mpirun_forwarded_names_are_names);
     suite_add_tcase(s, tc);
     return s;
 }
