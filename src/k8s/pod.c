@@ -506,30 +506,36 @@ static int node_selector_in(struct pin_ctx *x, json_t *spec, json_t *const *raw,
     return selector_keys_in(x, ns, &np, keys, nkeys, out);
 }
 
-static int pin_node_selector(struct tg_eval *ev, json_t *spec, json_t *const *raw,
-                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
-                             struct tg_label_pin *out)
+/* A pin read by `in`, first without paths; read again with them only when a wrong type needs
+ * reporting (and there is an ev to report it to). */
+typedef int (*pin_reader)(struct pin_ctx *x, json_t *spec, json_t *const *raw,
+                          const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                          struct tg_label_pin *out);
+
+static int pin_read(pin_reader in, struct tg_eval *ev, json_t *spec, json_t *const *raw,
+                    const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
+                    struct tg_label_pin *out)
 {
     struct pin_ctx x = {ev, false, false};
-    int rc = node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
+    int rc = in(&x, spec, raw, spec_path, keys, nkeys, out);
     if (rc < 0 || !x.bad || !ev)
         return rc;
     tg_label_pin_release(out);
     x.paths = true;
-    return node_selector_in(&x, spec, raw, spec_path, keys, nkeys, out);
+    return in(&x, spec, raw, spec_path, keys, nkeys, out);
 }
 
 int tg_pin_node_selector(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    return pin_node_selector(ev, spec, NULL, spec_path, keys, nkeys, out);
+    return pin_read(node_selector_in, ev, spec, NULL, spec_path, keys, nkeys, out);
 }
 
 int tg_template_pin_node_selector(struct tg_eval *ev, const struct tg_template *t,
                                   const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    return pin_node_selector(ev, t->spec, t->spec_read ? &t->node_selector : NULL, &t->spec_path,
-                             keys, nkeys, out);
+    return pin_read(node_selector_in, ev, t->spec, t->spec_read ? &t->node_selector : NULL,
+                    &t->spec_path, keys, nkeys, out);
 }
 
 /* The values one nodeSelectorTerm allows (open when it has no In on the keys). */
@@ -620,30 +626,17 @@ out:
     return rc;
 }
 
-static int pin_node_affinity(struct tg_eval *ev, json_t *spec, json_t *const *raw,
-                             const struct tg_path *spec_path, const char *const *keys, size_t nkeys,
-                             struct tg_label_pin *out)
-{
-    struct pin_ctx x = {ev, false, false};
-    int rc = node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
-    if (rc < 0 || !x.bad || !ev)
-        return rc;
-    tg_label_pin_release(out);
-    x.paths = true;
-    return node_affinity_in(&x, spec, raw, spec_path, keys, nkeys, out);
-}
-
 int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
                          const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    return pin_node_affinity(ev, spec, NULL, spec_path, keys, nkeys, out);
+    return pin_read(node_affinity_in, ev, spec, NULL, spec_path, keys, nkeys, out);
 }
 
 int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
                                   const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
-    return pin_node_affinity(ev, t->spec, t->spec_read ? &t->affinity : NULL, &t->spec_path, keys,
-                             nkeys, out);
+    return pin_read(node_affinity_in, ev, t->spec, t->spec_read ? &t->affinity : NULL,
+                    &t->spec_path, keys, nkeys, out);
 }
 
 /* A pod spec with at most this many members is walked for its three members; a larger one (a
