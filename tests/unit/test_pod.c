@@ -357,56 +357,41 @@ static const struct pin_case pins[] = {
     {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: a}]}"), true, true, ""},
 };
 
+/* tg_template_instance_types on t gives pc's pin (how: which way it was asked, for the message). */
+static void expect_pin(const struct tg_template *t, const struct pin_case *pc, const char *how)
+{
+    struct tg_label_pin pin;
+    char got[256] = "";
+    ck_assert_int_eq(
+        tg_template_instance_types(NULL, t, tg_instance_table, tg_instance_table_len, NULL, &pin),
+        0);
+    for (size_t i = 0; i < pin.n; i++) {
+        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
+        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
+    }
+    ck_assert_msg(pin.finite == pc->finite, "%s: %s: finite %d", pc->spec, how, pin.finite);
+    ck_assert_msg(pin.mentioned == pc->mentioned, "%s: %s: mentioned %d", pc->spec, how,
+                  pin.mentioned);
+    ck_assert_msg(!strcmp(got, pc->values), "%s: %s: values [%s], expected [%s]", pc->spec, how,
+                  got, pc->values);
+    tg_label_pin_release(&pin);
+}
+
 START_TEST(label_pin)
 {
     const struct pin_case *pc = &pins[_i];
     struct tg_workload wl;
-    struct tg_label_pin pin;
     json_t *obj;
-    char got[256] = "";
     decode_pod(pc->spec, &wl, &obj);
-    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
-                                                tg_instance_table_len, NULL, &pin),
-                     0);
-    for (size_t i = 0; i < pin.n; i++) {
-        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
-        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
-    }
-    ck_assert_msg(pin.finite == pc->finite, "%s: finite %d", pc->spec, pin.finite);
-    ck_assert_msg(pin.mentioned == pc->mentioned, "%s: mentioned %d", pc->spec, pin.mentioned);
-    ck_assert_msg(!strcmp(got, pc->values), "%s: values [%s], expected [%s]", pc->spec, got,
-                  pc->values);
-    tg_label_pin_release(&pin);
+    expect_pin(&wl.tpl[0], pc, "first");
     /* asked again (the template's kept answer, when it keeps one): the same pin */
-    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
-                                                tg_instance_table_len, NULL, &pin),
-                     0);
-    got[0] = '\0';
-    for (size_t i = 0; i < pin.n; i++) {
-        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
-        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
-    }
-    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: again",
-                  pc->spec);
-    ck_assert_msg(!strcmp(got, pc->values), "%s: again: values [%s]", pc->spec, got);
-    tg_label_pin_release(&pin);
+    expect_pin(&wl.tpl[0], pc, "again");
     /* a template whose spec members were not read at decode looks them up: the same pin */
     ck_assert(wl.tpl[0].spec_read);
     wl.tpl[0].spec_read = false;
     wl.tpl[0].types_memo.set = false;
     wl.tpl[0].node_selector = wl.tpl[0].affinity = NULL;
-    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
-                                                tg_instance_table_len, NULL, &pin),
-                     0);
-    got[0] = '\0';
-    for (size_t i = 0; i < pin.n; i++) {
-        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
-        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
-    }
-    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: looked up",
-                  pc->spec);
-    ck_assert_msg(!strcmp(got, pc->values), "%s: looked up: values [%s]", pc->spec, got);
-    tg_label_pin_release(&pin);
+    expect_pin(&wl.tpl[0], pc, "looked up");
     tg_workload_release(&wl);
     /* a spec of more members than the decoder walks has its members looked up: the same pin */
     json_t *spec = json_object_get(obj, "spec");
@@ -416,18 +401,7 @@ START_TEST(label_pin)
         json_object_set_new(spec, key, json_string("x"));
     }
     ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
-    ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
-                                                tg_instance_table_len, NULL, &pin),
-                     0);
-    got[0] = '\0';
-    for (size_t i = 0; i < pin.n; i++) {
-        strncat(got, i ? "," : "", sizeof(got) - strlen(got) - 1);
-        strncat(got, pin.values[i], sizeof(got) - strlen(got) - 1);
-    }
-    ck_assert_msg(pin.finite == pc->finite && pin.mentioned == pc->mentioned, "%s: padded",
-                  pc->spec);
-    ck_assert_msg(!strcmp(got, pc->values), "%s: padded: values [%s]", pc->spec, got);
-    tg_label_pin_release(&pin);
+    expect_pin(&wl.tpl[0], pc, "padded");
     tg_workload_release(&wl);
     json_decref(obj);
 }
