@@ -813,20 +813,26 @@ static const char *const writer_inputs[] = {
     "{\"q\\\"\":1,\"plain\":{\"tab\\t\":{},\"k\":2},\"\\u0001\":3}",
 };
 
-START_TEST(writer_output_equals_json_dumps_compact)
+/* tg_buf_json writes v (released here) as json_dumps(v, JSON_COMPACT) does, length included;
+ * what names the case in a failure. */
+static void expect_writer_dump(json_t *v, const char *what)
 {
-    json_t *v = parse(writer_inputs[_i]);
     struct tg_buf b;
     size_t len;
     tg_buf_init(&b);
     tg_buf_json(&b, v);
     char *got = tg_buf_steal(&b, &len);
     char *want = json_dumps(v, JSON_COMPACT);
-    ck_assert_str_eq(got, want);
+    ck_assert_msg(!strcmp(got, want), "%s: %s, expected %s", what, got, want);
     ck_assert_uint_eq(len, strlen(want));
     free(got);
     free(want);
     json_decref(v);
+}
+
+START_TEST(writer_output_equals_json_dumps_compact)
+{
+    expect_writer_dump(parse(writer_inputs[_i]), writer_inputs[_i]);
 }
 END_TEST
 
@@ -841,15 +847,7 @@ START_TEST(writer_writes_long_keys)
         json_t *v = json_pack("{s:i, s:{s:s}}", "a", 1, k, k, "v");
         k[n / 2] = '"';
         json_object_set_new(v, k, json_integer(2));
-        struct tg_buf b;
-        tg_buf_init(&b);
-        tg_buf_json(&b, v);
-        char *got = tg_buf_steal(&b, NULL);
-        char *want = json_dumps(v, JSON_COMPACT);
-        ck_assert_str_eq(got, want);
-        free(got);
-        free(want);
-        json_decref(v);
+        expect_writer_dump(v, "long keys");
     }
 }
 END_TEST
@@ -862,16 +860,7 @@ START_TEST(writer_copies_long_plain_strings)
         memset(s, 'a', n);
         s[n] = '\0';
         s[n / 2] = n % 2 ? '"' : 'b'; /* every other length needs an escape */
-        json_t *v = json_pack("[s, s]", "x", s);
-        struct tg_buf b;
-        tg_buf_init(&b);
-        tg_buf_json(&b, v);
-        char *got = tg_buf_steal(&b, NULL);
-        char *want = json_dumps(v, JSON_COMPACT);
-        ck_assert_str_eq(got, want);
-        free(got);
-        free(want);
-        json_decref(v);
+        expect_writer_dump(json_pack("[s, s]", "x", s), "long plain string");
     }
 }
 END_TEST
@@ -891,15 +880,9 @@ START_TEST(writer_finds_an_escape_at_every_position)
                      "bbbbbbbbbbbbbbbbbbb");
             json_t *v = json_pack("[s]", s);
             ck_assert_ptr_nonnull(v);
-            struct tg_buf b;
-            tg_buf_init(&b);
-            tg_buf_json(&b, v);
-            char *got = tg_buf_steal(&b, NULL);
-            char *want = json_dumps(v, JSON_COMPACT);
-            ck_assert_msg(!strcmp(got, want), "byte %zu at %zu: %s, expected %s", k, at, got, want);
-            free(got);
-            free(want);
-            json_decref(v);
+            char what[64];
+            snprintf(what, sizeof(what), "byte %zu at %zu", k, at);
+            expect_writer_dump(v, what);
         }
     }
 }
