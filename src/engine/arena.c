@@ -19,11 +19,16 @@
 
 struct block {
     struct block *next;
-    size_t size, used;
+    size_t size;
     unsigned char *data;
 };
 
+/* cur and limit bound the free part of the current block while the arena is active (both NULL
+ * before the first block and while inactive, so that every allocation then takes the slow path):
+ * the bump reads them straight from the thread's storage, not through the block. Blocks and
+ * their sizes are multiples of ALIGN, so limit - cur always is one too. */
 struct arena {
+    unsigned char *cur, *limit;
     bool active;
     struct block *head; /* current block; the first block is last in the chain */
 };
@@ -45,6 +50,7 @@ static void free_blocks(void *p)
         b = next;
     }
     a->head = NULL;
+    a->cur = a->limit = NULL;
 }
 
 static void make_exit_key(void)
@@ -60,7 +66,6 @@ static struct block *block_new(size_t size)
         return NULL;
     b->next = NULL;
     b->size = size;
-    b->used = 0;
     uintptr_t p = (uintptr_t)(b + 1);
     b->data = (unsigned char *)((p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
     return b;
@@ -75,13 +80,10 @@ static bool in_arena(const void *ptr)
     return false;
 }
 
-/* A new block for a request of need bytes (the current one is full, or there is none yet);
- * NULL when size is so large that rounding it up wrapped around. */
-static __attribute__((noinline)) void *arena_grow(size_t size, size_t need)
+/* A new block for a request of need bytes (the current one is full, or there is none yet). */
+static void *arena_grow(size_t need)
 {
     struct block *b = arena.head;
-    if (need < size)
-        return NULL;
     if (!b) {
         pthread_once(&exit_once, make_exit_key);
         pthread_setspecific(exit_key, &arena);
@@ -92,22 +94,38 @@ static __attribute__((noinline)) void *arena_grow(size_t size, size_t need)
         return NULL;
     nb->next = b;
     arena.head = nb;
-    nb->used = need;
+    arena.cur = nb->data + need;
+    arena.limit = nb->data + nb->size;
     return nb->data;
 }
 
-/* jansson's allocator: the bump itself stays small enough to need no saved registers (a review
- * makes about 400 allocations). */
-static void *arena_malloc(size_t size)
+/* Everything the bump does not serve: the arena is inactive (malloc), the block is full or there
+ * is none yet (a new block), size is 0, or size is so large that rounding it up would wrap
+ * (NULL). */
+static __attribute__((noinline)) void *arena_slow(size_t size)
 {
     if (!arena.active)
         return malloc(size);
     size_t need = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-    struct block *b = arena.head;
-    if (__builtin_expect(!b || need > b->size - b->used || need < size, 0))
-        return arena_grow(size, need);
-    void *p = b->data + b->used;
-    b->used += need;
+    if (need < size)
+        return NULL;
+    if (arena.cur && need <= (size_t)(arena.limit - arena.cur)) { /* size 0, in a block */
+        void *p = arena.cur;
+        arena.cur += need;
+        return p;
+    }
+    return arena_grow(need);
+}
+
+/* jansson's allocator (a review makes about 400 allocations): one compare against what is left
+ * in the current block, then the bump. size - 1 wraps for 0, which goes the slow way; any size
+ * up to what is left rounds up to at most what is left, that being a multiple of ALIGN. */
+static void *arena_malloc(size_t size)
+{
+    unsigned char *p = arena.cur;
+    if (__builtin_expect(size - 1 >= (size_t)(arena.limit - p), 0))
+        return arena_slow(size);
+    arena.cur = p + ((size + ALIGN - 1) & ~(size_t)(ALIGN - 1));
     return p;
 }
 
@@ -128,13 +146,21 @@ void tg_arena_install(void)
 
 void tg_arena_begin(void)
 {
+    if (arena.active)
+        return;
     arena.active = true;
+    /* the kept block is empty: tg_arena_end left only it */
+    if (arena.head) {
+        arena.cur = arena.head->data;
+        arena.limit = arena.head->data + arena.head->size;
+    }
 }
 
 void tg_arena_end(void)
 {
     struct block *b = arena.head;
     arena.active = false;
+    arena.cur = arena.limit = NULL;
     /* Keep the oldest (first) block for the next request; free the overflow blocks. */
     while (b && b->next) {
         struct block *next = b->next;
@@ -142,8 +168,6 @@ void tg_arena_end(void)
         b = next;
     }
     arena.head = b;
-    if (b)
-        b->used = 0;
 }
 
 bool tg_arena_holds(const void *p)

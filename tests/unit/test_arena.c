@@ -122,6 +122,43 @@ START_TEST(arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes)
 }
 END_TEST
 
+/* The edges of the bump's one compare: a size of 0 (which wraps in it) still gets an area of the
+ * active arena, outside the arena allocations go to malloc, and a second tg_arena_begin keeps
+ * what the first one's allocations hold. */
+START_TEST(arena_bump_edges_zero_inactive_and_begin_again)
+{
+    json_malloc_t jmalloc;
+    json_free_t jfree;
+    tg_arena_install();
+    json_get_alloc_funcs(&jmalloc, &jfree);
+    unsigned char *outside = jmalloc(24);
+    ck_assert_ptr_nonnull(outside);
+    tg_arena_begin();
+    ck_assert(!tg_arena_holds(outside));
+    unsigned char *a = jmalloc(0);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(tg_arena_holds(a));
+    unsigned char *b = jmalloc(1);
+    ck_assert(tg_arena_holds(b));
+    ck_assert_ptr_eq(b, a); /* the 0 bytes took no room */
+    memset(b, 0xcd, 1);
+    tg_arena_begin();
+    unsigned char *c = jmalloc(17);
+    ck_assert_ptr_eq(c, b + 16);
+    ck_assert_uint_eq(b[0], 0xcd);
+    tg_arena_end();
+    ck_assert(!tg_arena_holds(c));
+    unsigned char *after = jmalloc(8);
+    ck_assert_ptr_nonnull(after);
+    jfree(after);
+    jfree(outside);
+    tg_arena_begin(); /* the kept block starts empty again */
+    ck_assert_ptr_eq(jmalloc(32), a);
+    tg_arena_end();
+    json_set_alloc_funcs(malloc, free);
+}
+END_TEST
+
 Suite *tg_test_arena_suite(void);
 Suite *tg_test_arena_suite(void)
 {
@@ -131,6 +168,7 @@ Suite *tg_test_arena_suite(void)
     tcase_add_test(tc, arena_serves_large_requests_and_drops_the_overflow);
     tcase_add_test(tc, arena_chain_stays_short_for_a_large_request);
     tcase_add_test(tc, arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes);
+    tcase_add_test(tc, arena_bump_edges_zero_inactive_and_begin_again);
     suite_add_tcase(s, tc);
     return s;
 }
