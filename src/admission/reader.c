@@ -193,13 +193,17 @@ static const unsigned char plain_byte[256] = {
  * signed compare below 0x21 after flipping bit 1 ('"' becomes ' ', which no other byte does;
  * control characters stay below 0x20 and, as negative bytes, everything above 0x7f stays below
  * too), the control characters, '"' and the non-ASCII bytes. */
-static inline unsigned special16(const unsigned char *q)
+static inline unsigned special16v(__m128i w)
 {
-    const __m128i w = _mm_loadu_si128((const __m128i *)(const void *)q);
     const __m128i t = _mm_xor_si128(w, _mm_set1_epi8(0x02));
     const __m128i hit = _mm_or_si128(_mm_cmplt_epi8(t, _mm_set1_epi8(0x21)),
                                      _mm_cmpeq_epi8(w, _mm_set1_epi8('\\')));
     return (unsigned)_mm_movemask_epi8(hit);
+}
+
+static inline unsigned special16(const unsigned char *q)
+{
+    return special16v(_mm_loadu_si128((const __m128i *)(const void *)q));
 }
 #endif
 
@@ -429,6 +433,44 @@ static inline const char *short_string(const char *s, const char *e)
     (void)s;
     (void)e;
     return NULL;
+}
+#endif
+
+/* Keys of up to KEY_SHORT bytes are copied to an aligned buffer for jansson's hash (see
+ * read_object_in). */
+#define KEY_SHORT 31
+
+#if defined(__SSE2__)
+/* The length of the key at s (on its opening quote) when it is one plain run (see plain_byte) of
+ * at most KEY_SHORT bytes whose sixteen-byte blocks lie within the body; then buf (16-byte
+ * aligned, KEY_SHORT + 1 bytes) holds those blocks, the key first. Else -1 (the key is read as
+ * any string). */
+static inline ptrdiff_t short_key(const char *s, const char *e, char *buf)
+{
+    const unsigned char *q = (const unsigned char *)s + 1;
+    __m128i w;
+    unsigned mask;
+    if (e - (const char *)q < 16)
+        return -1;
+    w = _mm_loadu_si128((const __m128i *)(const void *)q);
+    _mm_store_si128((__m128i *)(void *)buf, w);
+    if ((mask = special16v(w)))
+        return q[__builtin_ctz(mask)] == '"' ? (ptrdiff_t)__builtin_ctz(mask) : -1;
+    if (e - (const char *)q < 32)
+        return -1;
+    w = _mm_loadu_si128((const __m128i *)(const void *)(q + 16));
+    _mm_store_si128((__m128i *)(void *)(buf + 16), w);
+    if ((mask = special16v(w)))
+        return q[16 + __builtin_ctz(mask)] == '"' ? 16 + (ptrdiff_t)__builtin_ctz(mask) : -1;
+    return -1;
+}
+#else
+static inline ptrdiff_t short_key(const char *s, const char *e, char *buf)
+{
+    (void)s;
+    (void)e;
+    (void)buf;
+    return -1;
 }
 #endif
 
@@ -843,6 +885,7 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
 {
     json_t *obj;
     const char *open = r->p, *e = r->end, *p;
+    _Alignas(16) char kbuf[KEY_SHORT + 1];
     if (++r->depth > MAX_DEPTH)
         return fail(r, open, "maximum parsing depth reached");
     if (!(obj = json_object()))
@@ -867,9 +910,22 @@ static inline __attribute__((always_inline)) int read_object_in(struct reader *r
             fail(r, p, "string or '}' expected");
             goto bad;
         }
-        r->p = p;
-        if ((rc = read_string(r, &ktext, &klen)) < 0)
-            goto bad;
+        /* jansson hashes a key (lookup3's hashlittle) a 32-bit word at a time when it is 4-byte
+         * aligned, and two bytes or one at a time otherwise, which costs about twice the
+         * instructions; a key in the body is wherever it falls. A short plain one (most keys) is
+         * therefore hashed and stored from kbuf, which short_key fills as it looks for the
+         * key's end. */
+        ptrdiff_t kshort = short_key(p, e, kbuf);
+        if (kshort >= 0) {
+            ktext = kbuf;
+            klen = (size_t)kshort;
+            r->p = p + kshort + 2;
+            rc = 0;
+        } else {
+            r->p = p;
+            if ((rc = read_string(r, &ktext, &klen)) < 0)
+                goto bad;
+        }
         /* A key decoded into scratch (it had an escape: rare) is copied: the member's value
          * reuses scratch. */
         if (rc) {

@@ -570,6 +570,97 @@ START_TEST(reader_matches_jansson_around_64_byte_chunks)
 }
 END_TEST
 
+/* Short plain keys are read sixteen bytes at a time and handed to jansson from an aligned copy
+ * (short_key): keys of every length around its 16- and 31-byte limits, each at every distance
+ * from the end of the body (fewer than 16 or 32 bytes left after its quote), duplicated (the
+ * last value wins, in the first one's place) and with an escape; the same tree in the same
+ * member order as jansson's. */
+START_TEST(reader_matches_jansson_on_short_keys_near_the_end)
+{
+    static const char *const tails[] = {"", " ", "               ",
+                                        "                               "};
+    char key[64], buf[256];
+    int accepted = 0;
+
+    for (size_t klen = 0; klen <= 34; klen++) {
+        for (int esc = 0; esc < 2; esc++) {
+            size_t n = 0;
+            for (size_t k = 0; k < klen; k++)
+                key[n++] = (char)('a' + k % 26);
+            if (esc && n >= 1) { /* the last letter written as \u0041 ("A") */
+                n--;
+                n += (size_t)snprintf(key + n, sizeof(key) - n, "\\u0041");
+            }
+            key[n] = '\0';
+            for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+                for (size_t pad = 0; pad <= 33; pad++) {
+                    int len = snprintf(buf, sizeof(buf),
+                                       "{\"z\":0,\"%s\":1,\"y\":[],\"%s\":\"%.*s\"}%s", key, key,
+                                       (int)pad, "0123456789012345678901234567890123", tails[t]);
+                    ck_assert_int_lt(len, (int)sizeof(buf));
+                    accepted += differential(buf, (size_t)len);
+                    /* and the key last in the body, with pad bytes of its value after it */
+                    len = snprintf(buf, sizeof(buf), "{\"%s\":\"%.*s\"}%s", key, (int)pad,
+                                   "1234567890123456789012345678901234", tails[t]);
+                    accepted += differential(buf, (size_t)len);
+
+                    char err[256];
+                    json_error_t jerr;
+                    json_t *want = json_loadb(buf, (size_t)len, 0, &jerr);
+                    json_t *got = tg_reader_load(buf, (size_t)len, err, sizeof(err));
+                    ck_assert_ptr_nonnull(want);
+                    ck_assert_ptr_nonnull(got);
+                    char *a = json_dumps(want, JSON_COMPACT), *b = json_dumps(got, JSON_COMPACT);
+                    ck_assert_str_eq(a, b);
+                    free(a);
+                    free(b);
+                    json_decref(want);
+                    json_decref(got);
+                }
+            }
+        }
+    }
+    ck_assert_int_eq(accepted, 35 * 2 * 4 * 34 * 2);
+}
+END_TEST
+
+/* Members keep the body's order, a duplicate key its first place: the trees jansson and the
+ * reader build for keys around short_key's limits dump the same, unsorted. */
+START_TEST(reader_keeps_member_order_for_short_and_long_keys)
+{
+    static const size_t lens[] = {1, 2, 3, 4, 5, 15, 16, 17, 31, 32, 33};
+    char buf[1024];
+    size_t n = 0;
+
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"request\":{\"object\":{\"spec\":{");
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            buf[n++] = '"';
+            for (size_t k = 0; k < lens[i]; k++)
+                buf[n++] = (char)('a' + (k + i) % 26);
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\":%d,", round * 100 + (int)i);
+        }
+    }
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\"end\":true}}}}");
+    ck_assert_uint_lt(n, sizeof(buf));
+
+    char err[256];
+    json_error_t jerr;
+    json_t *want = json_loadb(buf, n, 0, &jerr);
+    json_t *got = tg_reader_load(buf, n, err, sizeof(err));
+    ck_assert_ptr_nonnull(want);
+    ck_assert_ptr_nonnull(got);
+    char *a = json_dumps(want, JSON_COMPACT), *b = json_dumps(got, JSON_COMPACT);
+    ck_assert_str_eq(a, b);
+    /* the second round's values replaced the first's */
+    ck_assert_ptr_nonnull(strstr(b, "\"a\":100,"));
+    free(a);
+    free(b);
+    json_decref(want);
+    json_decref(got);
+}
+END_TEST
+
 /* Integers of up to 18 digits and reals without an exponent of up to 300 integer digits cannot
  * overflow and are not handed to strtoll/strtod; both sides of both thresholds, the int64 and
  * double limits and underflow, in built members (the values compared) and skipped ones. */
@@ -938,6 +1029,8 @@ Suite *tg_test_reader_suite(void)
                         sizeof(inputs) / sizeof(inputs[0]));
     tcase_add_test(tc, reader_matches_jansson_at_every_string_offset);
     tcase_add_test(tc, reader_matches_jansson_on_key_lengths_and_escapes);
+    tcase_add_test(tc, reader_matches_jansson_on_short_keys_near_the_end);
+    tcase_add_test(tc, reader_keeps_member_order_for_short_and_long_keys);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
     tcase_add_test(tc, reader_refuses_a_nul_byte_that_jansson_drops_after_a_number_or_literal);
     tcase_add_test(tc, reader_matches_jansson_on_every_golden_request);
