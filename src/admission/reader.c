@@ -39,7 +39,7 @@ struct reader {
     char *scratch; /* decoded strings */
     size_t cap;
     int depth;
-    size_t built; /* values built so far (TG_READER_MAX_VALUES) */
+    long left; /* values that may still be built (TG_READER_MAX_VALUES at the start) */
     bool too_many;
     json_t **members; /* tg_reader_load_review's, or NULL */
     const char *msg;  /* the first error's reason (a literal), NULL while there is none */
@@ -858,7 +858,7 @@ static inline int count_value(struct reader *r)
      * containers is refused, whatever it is (a container there fails the same way). */
     if (r->depth >= MAX_DEPTH)
         return fail(r, r->p, "maximum parsing depth reached");
-    if (++r->built > TG_READER_MAX_VALUES) {
+    if (--r->left < 0) {
         r->too_many = true;
         return fail(r, r->p, "too many values");
     }
@@ -1109,7 +1109,8 @@ json_t *tg_reader_load(const char *buf, size_t len, char *err, size_t errlen)
 json_t *tg_reader_load_review(const char *buf, size_t len, json_t *members[TG_RM_COUNT], char *err,
                               size_t errlen)
 {
-    struct reader r = {.p = buf, .end = buf + len, .start = buf, .members = members};
+    struct reader r = {
+        .p = buf, .end = buf + len, .start = buf, .left = TG_READER_MAX_VALUES, .members = members};
     json_t *root = NULL;
     if (members)
         memset(members, 0, TG_RM_COUNT * sizeof(json_t *));

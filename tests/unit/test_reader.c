@@ -570,6 +570,47 @@ START_TEST(reader_matches_jansson_around_64_byte_chunks)
 }
 END_TEST
 
+/* TG_READER_MAX_VALUES values are built, one more is refused as too large (a top-level array
+ * counts as one value, each element as one more); values in a skipped member do not count. */
+START_TEST(reader_builds_exactly_the_maximum_number_of_values)
+{
+    const size_t n = TG_READER_MAX_VALUES - 1; /* elements beside the array itself */
+    char *buf = malloc(2 * n + 64), err[256];
+    size_t len = 0;
+
+    ck_assert_ptr_nonnull(buf);
+    buf[len++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        buf[len++] = '0';
+        buf[len++] = ',';
+    }
+    buf[len - 1] = ']';
+    json_t *got = tg_reader_load(buf, len, err, sizeof(err));
+    ck_assert_msg(got != NULL, "%s", err);
+    ck_assert_uint_eq(json_array_size(got), n);
+    json_decref(got);
+
+    buf[len - 1] = ',';
+    buf[len++] = '0';
+    buf[len++] = ']';
+    ck_assert_ptr_null(tg_reader_load(buf, len, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "review too large"));
+
+    /* the same elements inside a skipped member cost nothing */
+    static const char head[] = "{\"request\":{\"options\":";
+    char *wrapped = malloc(len + sizeof(head) + 8);
+    ck_assert_ptr_nonnull(wrapped);
+    memcpy(wrapped, head, sizeof(head) - 1);
+    memcpy(wrapped + sizeof(head) - 1, buf, len);
+    memcpy(wrapped + sizeof(head) - 1 + len, "}}", 2);
+    got = tg_reader_load(wrapped, sizeof(head) - 1 + len + 2, err, sizeof(err));
+    ck_assert_msg(got != NULL, "%s", err);
+    json_decref(got);
+    free(wrapped);
+    free(buf);
+}
+END_TEST
+
 /* Short plain keys are read sixteen bytes at a time and handed to jansson from an aligned copy
  * (short_key): keys of every length around its 16- and 31-byte limits, each at every distance
  * from the end of the body (fewer than 16 or 32 bytes left after its quote), duplicated (the
@@ -1030,6 +1071,7 @@ Suite *tg_test_reader_suite(void)
     tcase_add_test(tc, reader_matches_jansson_at_every_string_offset);
     tcase_add_test(tc, reader_matches_jansson_on_key_lengths_and_escapes);
     tcase_add_test(tc, reader_matches_jansson_on_short_keys_near_the_end);
+    tcase_add_test(tc, reader_builds_exactly_the_maximum_number_of_values);
     tcase_add_test(tc, reader_keeps_member_order_for_short_and_long_keys);
     tcase_add_test(tc, reader_matches_jansson_on_depth_limits);
     tcase_add_test(tc, reader_refuses_a_nul_byte_that_jansson_drops_after_a_number_or_literal);
