@@ -13,12 +13,14 @@
 #define TG_CONNTRACK_H
 
 #include <microhttpd.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct tg_conntrack_limits {
     unsigned int idle_ms;    /* waiting phase */
     unsigned int header_ms;  /* headers phase */
     unsigned int request_ms; /* request phase (body and handler); 0: not reaped */
+    atomic_bool closing;     /* set by tg_conntrack_close_new: new connections are cut at once */
 };
 
 /* MHD_OPTION_NOTIFY_CONNECTION callback; cls is a struct tg_conntrack_limits (static storage). */
@@ -29,6 +31,13 @@ void *tg_conntrack_request_line(void *cls, const char *uri, struct MHD_Connectio
 /* The handler took the request (first access call) / the response was sent (completed). */
 void tg_conntrack_in_request(struct MHD_Connection *c);
 void tg_conntrack_request_done(struct MHD_Connection *c);
+
+/* From now on, every new connection of the daemon whose limits these are is cut (shutdown(2))
+ * as soon as it is accepted, before its TLS handshake; connections already open go on. This is
+ * how a draining server stops taking connections: MHD_quiesce_daemon on an epoll daemon with its
+ * own threads races with the worker that removes the listening socket from the same epoll set,
+ * and the loser aborts the process (docs/references.md#ref-mhd-quiesce-epoll). Thread-safe. */
+void tg_conntrack_close_new(struct tg_conntrack_limits *limits);
 
 /* Cuts every tracked connection past its deadline; returns how many. Thread-safe. */
 unsigned int tg_conntrack_reap(void);

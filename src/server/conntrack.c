@@ -59,6 +59,12 @@ void tg_conntrack_notify(void *cls, struct MHD_Connection *c, void **socket_cont
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct tg_conntrack_limits *limits = cls;
+        if (ci && atomic_load_explicit(&limits->closing, memory_order_relaxed)) {
+            /* Draining: MHD reads EOF at the handshake and closes it (untracked). */
+            shutdown(ci->connect_fd, SHUT_RDWR);
+            return;
+        }
         if (!ci || !(k = calloc(1, sizeof(*k))))
             return; /* untracked: only the idle timeout applies */
         k->fd = ci->connect_fd;
@@ -106,6 +112,11 @@ void tg_conntrack_in_request(struct MHD_Connection *c)
 void tg_conntrack_request_done(struct MHD_Connection *c)
 {
     set_phase(conn_of(c), PHASE_WAITING);
+}
+
+void tg_conntrack_close_new(struct tg_conntrack_limits *limits)
+{
+    atomic_store(&limits->closing, true);
 }
 
 unsigned int tg_conntrack_reap(void)

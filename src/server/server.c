@@ -692,13 +692,12 @@ static void wait_for_stop(const sigset_t *set)
     }
 }
 
-/* SIGTERM: readyz 503 at once; after shutdown_delay (time for endpoints to drop this pod) stop
- * accepting, let in-flight requests finish (at most drain_timeout), stop. A second signal skips
- * the delay. */
-static void drain(struct MHD_Daemon *web, const sigset_t *set)
+/* SIGTERM: readyz 503 at once; after shutdown_delay (time for endpoints to drop this pod) close
+ * new connections, let in-flight requests finish (at most drain_timeout), stop. A second signal
+ * skips the delay. */
+static void drain(const sigset_t *set)
 {
     struct timespec one = {1, 0};
-    MHD_socket fd;
 
     atomic_store(&srv.shutting_down, true);
     tg_log(TG_LOG_INFO, "shutting down: /readyz now answers 503; closing the port in %u s",
@@ -710,11 +709,9 @@ static void drain(struct MHD_Daemon *web, const sigset_t *set)
             break;
         }
     }
-    fd = MHD_quiesce_daemon(web);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
-    tg_log(TG_LOG_INFO, "stopped accepting connections; %ld request(s) in flight",
-           tg_metrics_inflight());
+    /* Not MHD_quiesce_daemon: see tg_conntrack_close_new. */
+    tg_conntrack_close_new(&web_limits);
+    tg_log(TG_LOG_INFO, "closing new connections; %ld request(s) in flight", tg_metrics_inflight());
     for (unsigned int i = 0; i < srv.cfg->drain_timeout * 10 && tg_metrics_inflight() > 0; i++)
         nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
     if (tg_metrics_inflight() > 0)
@@ -791,6 +788,7 @@ int tg_server_run(const struct tg_server_config *cfg)
     web_limits.request_ms = cfg->connection_timeout * 1000;
     probe_limits.idle_ms = 10 * 1000;
     probe_limits.header_ms = 5 * 1000;
+    atomic_store(&web_limits.closing, false);
     atomic_store(&srv.shutting_down, false);
     atomic_store(&srv.started, false);
     srv.client_ca = cfg->client_ca_file != NULL;
@@ -835,7 +833,7 @@ int tg_server_run(const struct tg_server_config *cfg)
            cfg->probe_listen, bound_port(probes), family_note(&probe_addr));
 
     wait_for_stop(&set);
-    drain(web, &set);
+    drain(&set);
     rc = 0;
 out:
     if (web)
