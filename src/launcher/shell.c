@@ -357,6 +357,11 @@ struct walk {
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
     struct scratch sc; /* the raw words of the command being read */
+    /* the script being read (NULL: none, the exec-form words) and a copy of it that lives as long
+     * as the walk: the usual word's text is the copy's bytes at the word's place, ended by a NUL
+     * written over the copy's byte after it (parse_script) */
+    const char *src;
+    char *copy;
     size_t sc_first;   /* the data of the scratch area's first block (0: SCRATCH_FIRST) */
     size_t words_hint; /* the room a command's array of raw words starts with (0: 16) */
     int err;           /* -ENOMEM or the callback's error: the walk stops */
@@ -864,9 +869,29 @@ static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
     return TOK_WORD;
 }
 
+/* The usual word [p, e) of the script as a raw word: one literal segment from the scratch area
+ * whose text is the script copy's bytes at the word's place, NUL-terminated there (the byte after
+ * the word, a blank or an operator, is read from the script itself). w->err set on ENOMEM. rw
+ * is empty. */
+static inline void rword_plain(struct walk *w, struct rword *rw, const char *p, const char *e)
+{
+    struct seg *g = sc_alloc(w, sizeof(struct seg));
+    if (!g) {
+        if (!w->err)
+            w->err = -ENOMEM;
+        return;
+    }
+    char *t = w->copy + (p - w->src);
+    t[e - p] = '\0';
+    *g = (struct seg){.kind = SEG_LIT, .len = (size_t)(e - p), .text = t};
+    rw->v = g;
+    rw->n = rw->cap = 1;
+}
+
 /* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). The usual
  * word, plain bytes after blanks up to a blank or an operator (not '<' or '>', which may make it
- * an IO number), is read here as the one literal lex_token makes of it, with no call. */
+ * an IO number), is read here as the one literal lex_token makes of it (its text in the script's
+ * copy, rword_plain), with no call. */
 static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
 {
     const char *p = lx->p;
@@ -885,7 +910,7 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         unsigned char k = word_class[(unsigned char)*e];
         if (k == 1 || k == 3) {
             lx->newline = false;
-            rword_first_lit(w, rw, p, (size_t)(e - p), false);
+            rword_plain(w, rw, p, e);
             lx->p = e;
             return TOK_WORD;
         }
@@ -1858,17 +1883,26 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         return;
     }
     words.cap = cmd->n - first;
-    for (size_t k = first; k < cmd->n && !w->err; k++) {
-        const struct rword *rw = &cmd->v[k];
-        const struct seg *g = rw->v;
-        /* the usual word, one literal read whole: its text itself, in the room made above (as
-         * expand_lit would push it) */
-        if (rw->n == 1 && g->kind == SEG_LIT && g->text && (g->len || g->quoted || k < i) &&
-            words.n < words.cap) {
-            words.v[words.n++] = (struct tg_sh_word){.text = g->text, .resolved = true};
-            continue;
+    size_t k = first;
+    while (k < cmd->n && !w->err) {
+        /* a run of the usual words, each one literal read whole: its text itself, in the room
+         * made above (as expand_lit would push it) */
+        struct tg_sh_word *o = words.v + words.n, *end = words.v + words.cap;
+        for (; k < cmd->n && o < end; k++) {
+            const struct rword *rw = &cmd->v[k];
+            const struct seg *g = rw->v;
+            if (rw->n != 1 || g->kind != SEG_LIT || !g->text || !(g->len || g->quoted || k < i))
+                break;
+            o->text = g->text;
+            o->resolved = true;
+            o->reason = NULL;
+            o++;
         }
-        expand_word(w, rw, 0, 0, k >= i, &words);
+        words.n = (size_t)(o - words.v);
+        if (k < cmd->n) {
+            expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
+            k++;
+        }
     }
     size_t nassign = i - first;
     w->cmd_env = words.v;
@@ -2101,6 +2135,52 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
     rword_release(rw);
 }
 
+/* The run of usual words that follows a command's word: each read as lex_next reads it and put
+ * onto the command's words as parse_script's loop would, in one loop that keeps the scratch
+ * block's state at hand. Stops before a word that is not the usual one (a quote, a $, an IO
+ * number, a comment, an operator or a newline ahead), when the command's array of words or the
+ * scratch block is full (the loop's general path takes over there), and returns where the lexer
+ * goes on. */
+static const char *plain_run(struct walk *w, const char *p, struct rwords *ws)
+{
+    struct chunk *c = w->sc.top;
+    const size_t gs = align8(sizeof(struct seg));
+    struct seg *g = NULL;
+    size_t used, n = ws->n;
+    if (!c)
+        return p;
+    used = c->used;
+    for (;;) {
+        const char *s = p;
+        while (is_blank(*s))
+            s++;
+        if (word_class[(unsigned char)*s] || *s == '#')
+            break;
+        const char *e = s + 1; /* four bytes a turn, as lex_next */
+        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
+               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
+            e += 4;
+        while (!word_class[(unsigned char)*e])
+            e++;
+        unsigned char k = word_class[(unsigned char)*e];
+        if ((k != 1 && k != 3) || n == ws->cap || gs >= c->cap || gs > c->cap - used)
+            break;
+        g = (struct seg *)(void *)(c->data + used);
+        used += gs;
+        char *t = w->copy + (s - w->src);
+        t[e - s] = '\0';
+        *g = (struct seg){.kind = SEG_LIT, .len = (size_t)(e - s), .text = t};
+        ws->v[n++] = (struct rword){.v = g, .n = 1, .cap = 1};
+        p = e;
+    }
+    if (g) {
+        c->used = used;
+        w->sc.last = (char *)g;
+        ws->n = n;
+    }
+    return p;
+}
+
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
                         bool borrowed, int depth, size_t argv_index)
 {
@@ -2122,6 +2202,11 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
                      .argv_index = argv_index,
                      .words_hint = words,
                      .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
+    w.src = script;
+    w.copy = malloc(len + 1);
+    if (!w.copy)
+        return -ENOMEM;
+    memcpy(w.copy, script, len + 1);
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -2138,9 +2223,12 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
                  * words, as take_word would put it */
                 pc.words.v[pc.words.n++] = rw;
                 rw = (struct rword){0};
+                lx.p = plain_run(&w, lx.p, &pc.words);
                 continue;
             }
             take_word(&w, &lx, &pc, &rw, &heredoc, line);
+            if (!pc.drop_next && pc.words.n && !w.err)
+                lx.p = plain_run(&w, lx.p, &pc.words);
             continue;
         }
         if (t == TOK_REDIR) {
@@ -2172,6 +2260,7 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     rword_release(&rw);
     pending_clear(&pc);
     scratch_release(&w.sc);
+    free(w.copy);
     if (w.vars == &w.own)
         tg_sh_vars_release(&w.own);
     return w.err;

@@ -754,6 +754,73 @@ START_TEST(shell_reads_commands_of_many_words)
 }
 END_TEST
 
+/* A command's words "w" and then n words of the usual kind, word i of i % 4 + 1 bytes 'a' + i % 26
+ * (the reader takes such runs in one loop, up to where the command's array of raw words or the
+ * scratch block is full, and goes on by its general path there). */
+static int check_plain_run(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct many *m = ctx;
+    ck_assert_uint_eq(cmd->nwords, m->n + 1);
+    ck_assert_str_eq(cmd->words[0].text, "w");
+    for (size_t i = 0; i < m->n; i++) {
+        const struct tg_sh_word *w = &cmd->words[i + 1];
+        ck_assert(w->resolved);
+        ck_assert_ptr_null(w->reason);
+        ck_assert_uint_eq(strlen(w->text), i % 4 + 1);
+        for (size_t k = 0; k < i % 4 + 1; k++)
+            ck_assert_int_eq(w->text[k], 'a' + (int)(i % 26));
+    }
+    m->ok++;
+    return 0;
+}
+
+/* Commands of only usual words, as many as fill the array of raw words (sized for a word per
+ * eight bytes of script, 16 at the least and 256 at the most) or the scratch block (a 48-byte
+ * segment a word) and around that, between blanks of every kind, each command twice (the
+ * second after the scratch area is emptied) and then a command whose words end at an operator:
+ * every word comes out whole, in order, and the operators still end their commands. */
+START_TEST(shell_reads_runs_of_usual_words)
+{
+    static const size_t counts[] = {1,   2,   3,   15,  16,  17,  31,  32,  33,  63,  64,  65,
+                                    127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 2000};
+    static const char *const blanks[] = {" ", "\t", " \r ", "  "};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        struct many m = {.n = counts[c]};
+        size_t len = 2 * m.n * 8 + 64;
+        char *script = malloc(len);
+        ck_assert_ptr_nonnull(script);
+        size_t at = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            script[at++] = 'w';
+            for (size_t i = 0; i < m.n; i++) {
+                const char *b = blanks[i % 4];
+                memcpy(script + at, b, strlen(b));
+                at += strlen(b);
+                for (size_t k = 0; k < i % 4 + 1; k++)
+                    script[at++] = (char)('a' + i % 26);
+            }
+            script[at++] = rep ? ';' : '\n';
+        }
+        script[at] = '\0';
+        struct tg_sh_walk wk = {.on_command = check_plain_run, .ctx = &m};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(m.ok, 2);
+        tg_sh_vars_release(&vs);
+        free(script);
+    }
+    struct seen s = {0};
+    walk("w a b;w c d|w e f&&w g h)\n", &s);
+    ck_assert_uint_eq(s.n, 4);
+    ck_assert_str_eq(s.cmds[0], "w a b");
+    ck_assert_str_eq(s.cmds[1], "w c d");
+    ck_assert_str_eq(s.cmds[2], "w e f");
+    ck_assert_str_eq(s.cmds[3], "w g h");
+}
+END_TEST
+
 /* An inner shell reads the outer shell's variables until it assigns one (then works on its own
  * copy), at every depth; nothing it assigns or exports comes back out. */
 START_TEST(shell_inner_shells_keep_their_assignments)
@@ -901,6 +968,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
     tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
     tcase_add_test(tc, shell_reads_commands_of_many_words);
+    tcase_add_test(tc, shell_reads_runs_of_usual_words);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
