@@ -36,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tg/arena.h"
 #include "tg/mpirun.h"
 
 enum eff {
@@ -411,7 +412,7 @@ static char *strings_alloc(struct tg_mpirun *run, size_t n)
     struct tg_mpirun_strings *b = run->strings;
     if (!b || b->cap - b->used < n) {
         size_t cap = n > STRINGS_BLOCK ? n : STRINGS_BLOCK;
-        b = malloc(sizeof(*b) + cap);
+        b = tg_arena_malloc(sizeof(*b) + cap);
         if (!b)
             return NULL;
         b->prev = run->strings;
@@ -426,7 +427,7 @@ static char *strings_alloc(struct tg_mpirun *run, size_t n)
 
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    free(run->fwd);
+    tg_arena_free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
     free(run->env);
@@ -434,7 +435,7 @@ void tg_mpirun_release(struct tg_mpirun *run)
     run->nenv = 0;
     for (struct tg_mpirun_strings *b = run->strings; b;) {
         struct tg_mpirun_strings *prev = b->prev;
-        free(b);
+        tg_arena_free(b);
         b = prev;
     }
     run->strings = NULL;
@@ -488,7 +489,8 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
      * holds nfwd, so it is full exactly when nfwd is 8 or a larger power of two */
     if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
         size_t cap = run->nfwd ? run->nfwd * 2 : 8;
-        struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
+        struct tg_launch_fwd *nf =
+            tg_arena_realloc(run->fwd, run->nfwd * sizeof(*nf), cap * sizeof(*nf));
         if (!nf)
             return -ENOMEM;
         run->fwd = nf;

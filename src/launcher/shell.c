@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/shell.h"
 
 /* ---- small growable string ---------------------------------------------------------------- */
@@ -390,7 +391,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         size_t cap = c ? c->cap * 2 : w->sc_first > SCRATCH_FIRST ? w->sc_first : SCRATCH_FIRST;
         while (cap < align8(n))
             cap *= 2;
-        struct chunk *nc = malloc(sizeof(*nc) + cap);
+        struct chunk *nc = tg_arena_malloc(sizeof(*nc) + cap);
         if (!nc) {
             w->err = -ENOMEM;
             return NULL;
@@ -416,7 +417,7 @@ static void scratch_reset(struct scratch *sc)
         return;
     for (struct chunk *o = c->prev; o;) {
         struct chunk *prev = o->prev;
-        free(o);
+        tg_arena_free(o);
         o = prev;
     }
     c->prev = NULL;
@@ -441,7 +442,7 @@ static inline void *sc_alloc(struct walk *w, size_t n)
 static void scratch_release(struct scratch *sc)
 {
     scratch_reset(sc);
-    free(sc->top);
+    tg_arena_free(sc->top);
     sc->top = NULL;
 }
 
@@ -2203,7 +2204,7 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
                      .words_hint = words,
                      .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
     w.src = script;
-    w.copy = malloc(len + 1);
+    w.copy = tg_arena_malloc(len + 1);
     if (!w.copy)
         return -ENOMEM;
     memcpy(w.copy, script, len + 1);
@@ -2260,7 +2261,7 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     rword_release(&rw);
     pending_clear(&pc);
     scratch_release(&w.sc);
-    free(w.copy);
+    tg_arena_free(w.copy);
     if (w.vars == &w.own)
         tg_sh_vars_release(&w.own);
     return w.err;
