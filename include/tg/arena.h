@@ -1,8 +1,9 @@
 /* arena.h -- a per-request bump allocator for jansson on the request path. Building a review's
  * tree costs about three malloc/free pairs per JSON member; with the arena a request's values are
  * carved from one reused block and dropped together when the request ends. The launch-line reader
- * takes its bounded allocations from it too (tg_arena_malloc: the script's scratch blocks and
- * copy, the arrays of a launch, an MPI run's strings).
+ * takes the allocations a launch keeps until the evaluation ends from it too (tg_arena_malloc: the
+ * arrays of a launch, an MPI run's strings, the memo entries); what the reader frees as it goes
+ * (scratch, expansions) stays on malloc, lest a request of many scripts hold all of it.
  *
  * Contract: tg_arena_install() routes jansson's allocations through the arena (once, at server
  * start, before threads). Between tg_arena_begin() and tg_arena_end() on a thread, jansson

@@ -12,13 +12,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tg/arena.h"
 #include "tg/shell.h"
 
 /* ---- small growable string ---------------------------------------------------------------- */
@@ -322,20 +322,23 @@ static void rwords_clear(struct rwords *ws)
 struct chunk {
     struct chunk *prev;
     size_t cap, used;
-    size_t pad; /* keeps data 16-byte aligned */
+    size_t size; /* the bytes of the whole block, header included (also keeps data 16-byte
+                    aligned) */
     char data[];
 };
 
-/* The first block's data at the least: the block with its header is 1 KiB, which malloc serves
- * from its per-thread cache. */
+/* A block's data at the least: the block with its header is 1 KiB, which malloc serves from its
+ * per-thread cache. */
 #define SCRATCH_FIRST (1024 - sizeof(struct chunk))
-/* The most a script's length makes the first block hold (parse_script's sc_first). */
+/* The most a script's length makes its first block hold (parse_script). */
 #define SCRATCH_HINT_MAX (16 * 1024)
 
 /* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
 struct scratch {
     struct chunk *top;
-    char *last; /* the latest allocation (it can grow in place) */
+    char *last;         /* the latest allocation (it can grow in place) */
+    struct chunk *base; /* a script's first block, which holds the script's copy after its data:
+                           kept until scratch_release (NULL: none) */
 };
 
 /* The walk: state shared by the lexer and the command reader of one script. */
@@ -363,7 +366,6 @@ struct walk {
      * written over the copy's byte after it (parse_script) */
     const char *src;
     char *copy;
-    size_t sc_first;   /* the data of the scratch area's first block (0: SCRATCH_FIRST) */
     size_t words_hint; /* the room a command's array of raw words starts with (0: 16) */
     int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
@@ -388,10 +390,10 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         return p;
     }
     if (!c || c->used + align8(n) > c->cap) {
-        size_t cap = c ? c->cap * 2 : w->sc_first > SCRATCH_FIRST ? w->sc_first : SCRATCH_FIRST;
+        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
         while (cap < align8(n))
             cap *= 2;
-        struct chunk *nc = tg_arena_malloc(sizeof(*nc) + cap);
+        struct chunk *nc = malloc(sizeof(*nc) + cap);
         if (!nc) {
             w->err = -ENOMEM;
             return NULL;
@@ -399,6 +401,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         nc->prev = c;
         nc->cap = cap;
         nc->used = 0;
+        nc->size = sizeof(*nc) + cap;
         sc->top = c = nc;
     }
     char *q = c->data + c->used;
@@ -409,7 +412,8 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
     return q;
 }
 
-/* Empties the scratch area, keeping its newest (largest) block. */
+/* Empties the scratch area, keeping its newest (largest) block; a script's first block (base)
+ * is only unlinked, as it holds the script's copy. */
 static void scratch_reset(struct scratch *sc)
 {
     struct chunk *c = sc->top;
@@ -417,12 +421,73 @@ static void scratch_reset(struct scratch *sc)
         return;
     for (struct chunk *o = c->prev; o;) {
         struct chunk *prev = o->prev;
-        tg_arena_free(o);
+        if (o != sc->base)
+            free(o);
         o = prev;
     }
     c->prev = NULL;
     c->used = 0;
     sc->last = NULL;
+}
+
+/* ---- a script's first block, kept for the next script -------------------------------------
+ * A launch line's first block is several KiB, which malloc serves neither from its per-thread
+ * cache nor cheaply: the block a script was read with is kept, one per thread and at most
+ * SPARE_MAX bytes, for the next script the thread reads (a request reads one or two), and freed
+ * when the thread ends. */
+#define SPARE_MAX (64 * 1024)
+
+static _Thread_local struct chunk *spare;
+static _Thread_local bool spare_keyed; /* the thread's exit frees its spare */
+static pthread_key_t spare_key;
+static bool spare_key_made;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_drop(void *unused)
+{
+    (void)unused;
+    free(spare);
+    spare = NULL;
+}
+
+static void spare_key_make(void)
+{
+    spare_key_made = pthread_key_create(&spare_key, spare_drop) == 0;
+}
+
+/* A block of at least size bytes: the spare when it is large enough, else malloc'd. */
+static struct chunk *base_take(size_t size)
+{
+    struct chunk *c = spare;
+    if (c && c->size >= size) {
+        spare = NULL;
+        return c;
+    }
+    c = malloc(size);
+    if (c)
+        c->size = size;
+    return c;
+}
+
+/* Keeps c as the spare (the larger of it and the spare, within SPARE_MAX), or frees it. */
+static void base_give(struct chunk *c)
+{
+    if (!c)
+        return;
+    if (c->size > SPARE_MAX || (spare && spare->size >= c->size)) {
+        free(c);
+        return;
+    }
+    if (!spare_keyed) {
+        pthread_once(&spare_once, spare_key_make);
+        spare_keyed = spare_key_made && pthread_setspecific(spare_key, &spare) == 0;
+        if (!spare_keyed) {
+            free(c);
+            return;
+        }
+    }
+    free(spare);
+    spare = c;
 }
 
 /* n bytes of scratch: from the newest block when it has room (the usual case), else
@@ -442,8 +507,10 @@ static inline void *sc_alloc(struct walk *w, size_t n)
 static void scratch_release(struct scratch *sc)
 {
     scratch_reset(sc);
-    tg_arena_free(sc->top);
-    sc->top = NULL;
+    if (sc->top != sc->base)
+        free(sc->top);
+    base_give(sc->base);
+    sc->top = sc->base = NULL;
 }
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
@@ -2188,25 +2255,33 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     /* The scratch area's first block is sized for a command as long as the script, so that a
      * launch line is read without its growing: a word every eight bytes or so (16 at the least,
      * 256 at the most) for the arrays of its raw and its expanded words, and some six bytes of
-     * scratch per byte for their segments and texts; no more than 16 KiB. A short script keeps the
-     * 1 KiB block. */
+     * scratch per byte for their segments and texts; no more than 16 KiB, and SCRATCH_FIRST at
+     * the least. The script's copy follows its data in the same block. */
     size_t len = strlen(script);
     size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
     size_t first =
         len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
-    if (first > SCRATCH_FIRST) /* a short script keeps the block malloc serves from its cache */
+    if (first > SCRATCH_FIRST)
         first += words * sizeof(struct tg_sh_word);
+    first = first < SCRATCH_FIRST      ? SCRATCH_FIRST
+            : first < SCRATCH_HINT_MAX ? align8(first)
+                                       : SCRATCH_HINT_MAX;
+    struct chunk *base =
+        len < SIZE_MAX / 2 ? base_take(sizeof(struct chunk) + first + len + 1) : NULL;
+    if (!base)
+        return -ENOMEM;
+    base->prev = NULL;
+    base->cap = first;
+    base->used = 0;
     struct walk w = {.wk = wk,
                      .vars = vars,
                      .borrowed = borrowed,
                      .depth = depth,
                      .argv_index = argv_index,
                      .words_hint = words,
-                     .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
-    w.src = script;
-    w.copy = tg_arena_malloc(len + 1);
-    if (!w.copy)
-        return -ENOMEM;
+                     .sc = {.top = base, .base = base},
+                     .src = script,
+                     .copy = base->data + first};
     memcpy(w.copy, script, len + 1);
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
@@ -2261,7 +2336,6 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
     rword_release(&rw);
     pending_clear(&pc);
     scratch_release(&w.sc);
-    tg_arena_free(w.copy);
     if (w.vars == &w.own)
         tg_sh_vars_release(&w.own);
     return w.err;

@@ -2,6 +2,7 @@
  * callback with its words expanded. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -821,6 +822,66 @@ START_TEST(shell_reads_runs_of_usual_words)
 }
 END_TEST
 
+/* A script of n words "w" "x1" ... "x<n-1>" on one line, and its expected command. */
+static char *words_script(size_t n, char *want, size_t wantlen)
+{
+    char *script = malloc(n * 8 + 2);
+    ck_assert_ptr_nonnull(script);
+    size_t at = 0, wat = 0;
+    for (size_t i = 0; i < n; i++) {
+        at += (size_t)sprintf(script + at, i ? " x%zu" : "w", i);
+        if (wat < wantlen)
+            wat += (size_t)snprintf(want + wat, wantlen - wat, i ? " x%zu" : "w", i);
+    }
+    return script;
+}
+
+/* One command of n words read and checked (its first 159 bytes, as struct seen keeps them). */
+static void read_words_script(size_t n)
+{
+    char want[160];
+    char *script = words_script(n, want, sizeof(want));
+    struct seen s = {0};
+    walk(script, &s);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_str_eq(s.cmds[0], want);
+    free(script);
+}
+
+static void *read_in_thread(void *arg)
+{
+    (void)arg;
+    read_words_script(100);
+    return NULL;
+}
+
+/* The first block a script is read with (its scratch, then its copy) is kept, one per thread, for
+ * the next script: scripts of every size after one another (smaller and larger than the block
+ * kept, larger than what is kept at all), nested scripts (each reads with its own block, and the
+ * larger is kept), and a thread that reads and ends (its block freed with it: valgrind and ASan
+ * tell a leak) all read the same. */
+START_TEST(shell_reads_alike_with_the_kept_block)
+{
+    static const size_t sizes[] = {1, 100, 2, 900, 3, 20000, 5, 900, 4000, 100, 1};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+        read_words_script(sizes[k]);
+    struct seen s = {0};
+    walk("sh -c 'w a b; sh -c \"w c d e f g h i j k l m n o p q r s t u v w x y z\"; w "
+         "b'\n"
+         "w z\n",
+         &s);
+    ck_assert_uint_eq(s.n, 4);
+    ck_assert_str_eq(s.cmds[0], "w a b");
+    ck_assert_str_eq(s.cmds[1], "w c d e f g h i j k l m n o p q r s t u v w x y z");
+    ck_assert_str_eq(s.cmds[2], "w b");
+    ck_assert_str_eq(s.cmds[3], "w z");
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, read_in_thread, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    read_words_script(100);
+}
+END_TEST
+
 /* An inner shell reads the outer shell's variables until it assigns one (then works on its own
  * copy), at every depth; nothing it assigns or exports comes back out. */
 START_TEST(shell_inner_shells_keep_their_assignments)
@@ -969,6 +1030,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
     tcase_add_test(tc, shell_reads_commands_of_many_words);
     tcase_add_test(tc, shell_reads_runs_of_usual_words);
+    tcase_add_test(tc, shell_reads_alike_with_the_kept_block);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
