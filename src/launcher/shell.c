@@ -26,6 +26,7 @@ struct sbuf {
     char *s;
     size_t n, cap;
     bool oom;
+    bool fixed; /* s is the caller's buffer (cap bytes): the first growth moves it to malloc */
 };
 
 static void sb_putn(struct sbuf *b, const char *s, size_t len)
@@ -36,11 +37,14 @@ static void sb_putn(struct sbuf *b, const char *s, size_t len)
         size_t cap = b->cap ? b->cap : 32;
         while (cap < b->n + len + 1)
             cap *= 2;
-        char *ns = realloc(b->s, cap);
+        char *ns = b->fixed ? malloc(cap) : realloc(b->s, cap);
         if (!ns) {
             b->oom = true;
             return;
         }
+        if (b->fixed && b->n)
+            memcpy(ns, b->s, b->n);
+        b->fixed = false;
         b->s = ns;
         b->cap = cap;
     }
@@ -54,17 +58,20 @@ static void sb_puts(struct sbuf *b, const char *s)
     sb_putn(b, s, strlen(s));
 }
 
-/* Takes the string out of b ("" when empty); NULL on ENOMEM. */
+/* Takes the string out of b ("" when empty), malloc'd; NULL on ENOMEM. */
 static char *sb_take(struct sbuf *b)
 {
     if (b->oom) {
-        free(b->s);
+        if (!b->fixed)
+            free(b->s);
         b->s = NULL;
+        b->fixed = false;
         return NULL;
     }
-    char *s = b->s ? b->s : strdup("");
+    char *s = b->fixed ? strndup(b->s, b->n) : b->s ? b->s : strdup("");
     b->s = NULL;
     b->n = b->cap = 0;
+    b->fixed = false;
     return s;
 }
 
@@ -1230,7 +1237,7 @@ struct xp {
     struct sbuf b;
     bool has;      /* b holds a field, possibly an empty one from quotes */
     bool resolved; /* every part of the field is known */
-    char *reason;
+    char *reason;  /* malloc'd, or in the scratch area for a scratch list (out->scratch) */
 };
 
 /* w->err when the expansions went past TG_SH_EXPAND_MAX: the walk stops without an error. */
@@ -1260,7 +1267,8 @@ static void xp_unresolved(struct xp *x, const char *why)
     if (!x->resolved)
         return;
     x->resolved = false;
-    x->reason = strdup(why);
+    /* a scratch list's words keep their reasons in the scratch area (xp_end_field) */
+    x->reason = x->out->scratch ? dupn(x->w, why, strlen(why)) : strdup(why);
     if (!x->reason)
         x->w->err = -ENOMEM;
 }
@@ -1295,15 +1303,6 @@ static void xp_end_field(struct xp *x, bool force)
         if (x->b.s) { /* the buffer is kept for the next field */
             x->b.n = 0;
             x->b.s[0] = '\0';
-        }
-        if (x->reason) { /* scratch too (an unresolved word is rare) */
-            char *r = dupn(x->w, x->reason, strlen(x->reason));
-            free(x->reason);
-            x->reason = r;
-            if (!r) {
-                x->w->err = -ENOMEM;
-                return;
-            }
         }
     } else {
         o->text = sb_take(&x->b);
@@ -1482,7 +1481,13 @@ static inline void expand_lit(struct walk *w, const struct seg *g, size_t skip, 
 static void expand_fields(struct walk *w, const struct rword *rw, size_t from, size_t skip,
                           bool split, struct wordlist *out)
 {
-    struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
+    /* the field is built in a buffer on the stack, moved to malloc if it outgrows it */
+    char field[128];
+    struct xp x = {.w = w,
+                   .out = out,
+                   .split = split,
+                   .resolved = true,
+                   .b = {.s = field, .cap = sizeof(field), .fixed = true}};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
         const struct seg *g = &rw->v[i];
@@ -1508,8 +1513,10 @@ static void expand_fields(struct walk *w, const struct rword *rw, size_t from, s
         }
     }
     xp_end_field(&x, !split);
-    free(x.b.s);
-    free(x.reason);
+    if (!x.b.fixed)
+        free(x.b.s);
+    if (!out->scratch)
+        free(x.reason);
 }
 
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,

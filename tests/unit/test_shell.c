@@ -882,6 +882,71 @@ START_TEST(shell_reads_alike_with_the_kept_block)
 }
 END_TEST
 
+/* What the command's words are, each "text" or "?text|reason". */
+static int record_reasons(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct whole *r = ctx;
+    ck_assert_uint_lt(r->n, 4);
+    ck_assert_uint_le(cmd->nwords, 8);
+    for (size_t i = 0; i < cmd->nwords; i++) {
+        const struct tg_sh_word *w = &cmd->words[i];
+        size_t len = strlen(w->text) + (w->reason ? strlen(w->reason) : 0) + 3;
+        char *t = malloc(len);
+        ck_assert_ptr_nonnull(t);
+        ck_assert(w->resolved == !w->reason);
+        snprintf(t, len, w->resolved ? "%s" : "?%s|%s", w->text, w->reason ? w->reason : "");
+        r->words[r->n][i] = t;
+    }
+    r->nwords[r->n++] = cmd->nwords;
+    return 0;
+}
+
+/* A field is built in a 128-byte buffer on the stack and moved to malloc when it outgrows it:
+ * fields of every length around that, made by expansions, in a command's words (whose texts and
+ * reasons live in the scratch area) and in an assignment's value (malloc'd), resolved and not,
+ * split in two, all come out whole, each unresolved one with its reason. */
+START_TEST(shell_builds_fields_of_every_length_around_the_stack_buffer)
+{
+    for (size_t n = 120; n <= 136; n++) {
+        char *x = repeat('x', n);
+        char script[1024];
+        snprintf(script, sizeof(script),
+                 "w a$X b$U$X\n"
+                 "A=a$X; B=b$U$X; w $A $B\n"
+                 "w $L\n");
+        char l[2 * 136 + 2];
+        snprintf(l, sizeof(l), "%s %s", x, x);
+        struct whole r = {0};
+        struct tg_sh_walk wk = {.on_command = record_reasons, .ctx = &r};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "X", x, NULL), 0);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "L", l, NULL), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(r.n, 3);
+        char want_a[160], want_b[260];
+        snprintf(want_a, sizeof(want_a), "a%s", x);
+        snprintf(want_b, sizeof(want_b), "?b$U%s|$U is not set in the container env or script", x);
+        for (size_t c = 0; c < 2; c++) {
+            ck_assert_uint_eq(r.nwords[c], 3);
+            ck_assert_str_eq(r.words[c][1], want_a);
+        }
+        ck_assert_str_eq(r.words[0][2], want_b);
+        /* B is set unknown, with the reason of its value */
+        ck_assert_str_eq(r.words[1][2], "?$B|$U is not set in the container env or script");
+        ck_assert_uint_eq(r.nwords[2], 3);
+        ck_assert_str_eq(r.words[2][1], x);
+        ck_assert_str_eq(r.words[2][2], x);
+        for (size_t c = 0; c < r.n; c++)
+            for (size_t i = 0; i < r.nwords[c]; i++)
+                free(r.words[c][i]);
+        tg_sh_vars_release(&vs);
+        free(x);
+    }
+}
+END_TEST
+
 /* An inner shell reads the outer shell's variables until it assigns one (then works on its own
  * copy), at every depth; nothing it assigns or exports comes back out. */
 START_TEST(shell_inner_shells_keep_their_assignments)
@@ -1031,6 +1096,7 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_commands_of_many_words);
     tcase_add_test(tc, shell_reads_runs_of_usual_words);
     tcase_add_test(tc, shell_reads_alike_with_the_kept_block);
+    tcase_add_test(tc, shell_builds_fields_of_every_length_around_the_stack_buffer);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
