@@ -733,10 +733,9 @@ static const struct opt *index_find(const struct opt_index *x, const char *s, si
     return NULL;
 }
 
-/* The option word names in tab, or NULL; for --opt=value, *inl is the value. */
-static const struct opt *find_opt(const struct opt *tab, const char *word, const char **inl)
+/* The option word names in the table of x, or NULL; for --opt=value, *inl is the value. */
+static const struct opt *find_opt(const struct opt_index *x, const char *word, const char **inl)
 {
-    const struct opt_index *x = index_of(tab);
     size_t wl = strlen(word);
     *inl = NULL;
     const struct opt *o = index_find(x, word, wl);
@@ -863,9 +862,10 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
                                                                                : TG_MPI_MPICH;
     run->impl = impl;
     run->forward_all = run->horovod;
-    const struct opt *tab = run->horovod             ? horovod_opts
-                            : impl == TG_MPI_OPENMPI ? openmpi_opts
-                                                     : hydra_opts;
+    /* the table's index found (and built on first use) once for the line, not per option */
+    const struct opt_index *index = index_of(run->horovod             ? horovod_opts
+                                             : impl == TG_MPI_OPENMPI ? openmpi_opts
+                                                                      : hydra_opts);
     struct tg_launch_value ctx_np;
     memset(&ctx_np, 0, sizeof(ctx_np));
     bool first_ctx = true;
@@ -891,7 +891,7 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
             continue;
         }
         const char *inl;
-        const struct opt *o = find_opt(tab, w->text, &inl);
+        const struct opt *o = find_opt(index, w->text, &inl);
         if (!o) {
             if (!run->note[0])
                 snprintf(run->note, sizeof(run->note), "unknown %s option %.60s read as a flag",
