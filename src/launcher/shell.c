@@ -2220,11 +2220,16 @@ static const char *plain_run(struct walk *w, const char *p, struct rwords *ws)
 {
     struct chunk *c = w->sc.top;
     const size_t gs = align8(sizeof(struct seg));
-    struct seg *g = NULL;
-    size_t used, n = ws->n;
-    if (!c)
+    if (!c || c->cap <= gs) /* as sc_alloc: a piece smaller than the block */
         return p;
-    used = c->used;
+    /* what the loop reads, in locals: its stores (a NUL in the copy) could otherwise be taken to
+     * change them */
+    const size_t room = c->cap - gs, wcap = ws->cap;
+    char *const data = c->data, *const copy = w->copy;
+    const char *const src = w->src;
+    struct rword *const v = ws->v;
+    size_t used = c->used, n = ws->n;
+    struct seg *g = NULL;
     for (;;) {
         const char *s = p;
         while (is_blank(*s))
@@ -2238,14 +2243,14 @@ static const char *plain_run(struct walk *w, const char *p, struct rwords *ws)
         while (!word_class[(unsigned char)*e])
             e++;
         unsigned char k = word_class[(unsigned char)*e];
-        if ((k != 1 && k != 3) || n == ws->cap || gs >= c->cap || gs > c->cap - used)
+        if ((k != 1 && k != 3) || n == wcap || used > room)
             break;
-        g = (struct seg *)(void *)(c->data + used);
+        g = (struct seg *)(void *)(data + used);
         used += gs;
-        char *t = w->copy + (s - w->src);
+        char *t = copy + (s - src);
         t[e - s] = '\0';
         *g = (struct seg){.kind = SEG_LIT, .len = (size_t)(e - s), .text = t};
-        ws->v[n++] = (struct rword){.v = g, .n = 1, .cap = 1};
+        v[n++] = (struct rword){.v = g, .n = 1, .cap = 1};
         p = e;
     }
     if (g) {
