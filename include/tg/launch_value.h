@@ -45,8 +45,18 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
 
 /* Writes n bytes of s at dst + at (dst holds size bytes, at of them already written) and
  * terminates it, cut where snprintf(dst, size, ...) would cut: the fixed-size text of the launch
- * readers without a format string. Returns the new length of dst. */
-size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n);
+ * readers without a format string. Returns the new length of dst. Inline: the readers write
+ * some 25 short texts a launch line. */
+static inline size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n)
+{
+    if (at >= size)
+        return at; /* size 0 (snprintf writes nothing), or nothing left to terminate */
+    if (n > size - 1 - at)
+        n = size - 1 - at;
+    memcpy(dst + at, s, n);
+    dst[at + n] = '\0';
+    return at + n;
+}
 
 /* The same for the string s. */
 static inline size_t tg_launch_puts(char *dst, size_t size, size_t at, const char *s)

@@ -139,6 +139,26 @@ static void arena_free(void *ptr)
     free(ptr);
 }
 
+void *tg_arena_malloc(size_t size)
+{
+    return arena_malloc(size);
+}
+
+void *tg_arena_realloc(void *p, size_t old, size_t size)
+{
+    if (p ? !(arena.head && in_arena(p)) : !arena.active)
+        return realloc(p, size);
+    void *q = arena_malloc(size);
+    if (q && p)
+        memcpy(q, p, old < size ? old : size);
+    return q;
+}
+
+void tg_arena_free(void *p)
+{
+    arena_free(p);
+}
+
 void tg_arena_install(void)
 {
     json_set_alloc_funcs(arena_malloc, arena_free);

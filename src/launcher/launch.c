@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/expand.h"
 #include "tg/launch.h"
 #include "tg/plan_args.h"
@@ -39,13 +40,24 @@ struct launch_reader {
 
 /* ---- MPI launchers --------------------------------------------------------------------------*/
 
+/* An array of n elements of size bytes with room for one more: v itself, or v grown (NULL on
+ * ENOMEM, v kept). Such arrays grow by doubling: the room is the smallest power of two that holds
+ * n, full when n is 0 or a power of two. The arrays of a launch come from the request's arena
+ * while it is active (tg_arena_realloc): released with the launch, they cost no free. */
+static void *room_for_one(void *v, size_t n, size_t size)
+{
+    if (n & (n - 1))
+        return v;
+    return tg_arena_realloc(v, n * size, (n ? n * 2 : 1) * size);
+}
+
 static int append_run(struct tg_launch *l, struct tg_mpirun *run)
 {
     if (l->nruns >= TG_LAUNCH_MAX_RUNS) {
         tg_mpirun_release(run);
         return 0;
     }
-    struct tg_mpirun *v = realloc(l->runs, (l->nruns + 1) * sizeof(*v));
+    struct tg_mpirun *v = room_for_one(l->runs, l->nruns, sizeof(*v));
     if (!v) {
         tg_mpirun_release(run);
         return -ENOMEM;
@@ -146,11 +158,13 @@ static int read_plan(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     /* read in place at the end of the plans (a plan is several KiB: no copy), and kept when
      * it is one */
     if (l->nplans == l->cap_plans) {
-        struct tg_plan *v = realloc(l->plans, (l->nplans + 1) * sizeof(*v));
+        /* doubling, at most TG_LAUNCH_MAX_RUNS (a power of two) */
+        size_t cap = l->cap_plans ? l->cap_plans * 2 : 1;
+        struct tg_plan *v = tg_arena_realloc(l->plans, l->cap_plans * sizeof(*v), cap * sizeof(*v));
         if (!v)
             return -ENOMEM;
         l->plans = v;
-        l->cap_plans = l->nplans + 1;
+        l->cap_plans = cap;
     }
     struct tg_plan *np = &l->plans[l->nplans];
     int rc = tg_plan_parse(cmd, run, &files, cwd_of(lw, cmd->depth), &lw->torch, np);
@@ -265,7 +279,7 @@ static int read_torchrun(struct launch_walk *lw, const struct tg_sh_cmd *cmd)
     int rc = tg_torchrun_parse_memo(&lw->torch, cmd, &r);
     if (rc <= 0 || l->ntorch >= TG_LAUNCH_MAX_RUNS)
         return rc < 0 ? rc : 0;
-    struct tg_torchrun *v = realloc(l->torch, (l->ntorch + 1) * sizeof(*v));
+    struct tg_torchrun *v = room_for_one(l->torch, l->ntorch, sizeof(*v));
     if (!v)
         return -ENOMEM;
     l->torch = v;
@@ -374,9 +388,9 @@ void tg_launch_release(struct tg_launch *l)
 {
     for (size_t i = 0; i < l->nruns; i++)
         tg_mpirun_release(&l->runs[i]);
-    free(l->runs);
-    free(l->plans);
-    free(l->torch);
+    tg_arena_free(l->runs);
+    tg_arena_free(l->plans);
+    tg_arena_free(l->torch);
     tg_launch_init(l);
 }
 
@@ -568,7 +582,7 @@ int tg_launch_parse_container_items(json_t *container, json_t *cmd, json_t *args
     if (cap == 0 || !mentions_launcher(container, cmd, args))
         goto out;
     /* not calloc (a clearing, and no per-thread cache): push_items sets each word it takes */
-    words = malloc(cap * sizeof(*words));
+    words = tg_arena_malloc(cap * sizeof(*words));
     if (!words) {
         rc = -ENOMEM;
         goto out;
@@ -591,7 +605,7 @@ out:
         free(words[i].text);
         free(words[i].reason);
     }
-    free(words);
+    tg_arena_free(words);
     tg_sh_vars_release(&vars);
     tg_k8s_env_release(&env);
     return rc;

@@ -25,14 +25,3 @@ void tg_launch_value_read(struct tg_launch_value *v, const struct tg_sh_word *w,
     v->resolved = true;
     v->value = n;
 }
-
-size_t tg_launch_put(char *dst, size_t size, size_t at, const char *s, size_t n)
-{
-    if (at >= size)
-        return at; /* size 0 (snprintf writes nothing), or nothing left to terminate */
-    if (n > size - 1 - at)
-        n = size - 1 - at;
-    memcpy(dst + at, s, n);
-    dst[at + n] = '\0';
-    return at + n;
-}

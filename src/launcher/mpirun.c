@@ -36,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tg/arena.h"
 #include "tg/mpirun.h"
 
 enum eff {
@@ -411,7 +412,7 @@ static char *strings_alloc(struct tg_mpirun *run, size_t n)
     struct tg_mpirun_strings *b = run->strings;
     if (!b || b->cap - b->used < n) {
         size_t cap = n > STRINGS_BLOCK ? n : STRINGS_BLOCK;
-        b = malloc(sizeof(*b) + cap);
+        b = tg_arena_malloc(sizeof(*b) + cap);
         if (!b)
             return NULL;
         b->prev = run->strings;
@@ -426,7 +427,7 @@ static char *strings_alloc(struct tg_mpirun *run, size_t n)
 
 void tg_mpirun_release(struct tg_mpirun *run)
 {
-    free(run->fwd);
+    tg_arena_free(run->fwd);
     run->fwd = NULL;
     run->nfwd = 0;
     free(run->env);
@@ -434,7 +435,7 @@ void tg_mpirun_release(struct tg_mpirun *run)
     run->nenv = 0;
     for (struct tg_mpirun_strings *b = run->strings; b;) {
         struct tg_mpirun_strings *prev = b->prev;
-        free(b);
+        tg_arena_free(b);
         b = prev;
     }
     run->strings = NULL;
@@ -488,7 +489,8 @@ static int add_fwd(struct tg_mpirun *run, const char *name, size_t namelen, cons
      * holds nfwd, so it is full exactly when nfwd is 8 or a larger power of two */
     if (run->nfwd == 0 || (run->nfwd >= 8 && (run->nfwd & (run->nfwd - 1)) == 0)) {
         size_t cap = run->nfwd ? run->nfwd * 2 : 8;
-        struct tg_launch_fwd *nf = realloc(run->fwd, cap * sizeof(*nf));
+        struct tg_launch_fwd *nf =
+            tg_arena_realloc(run->fwd, run->nfwd * sizeof(*nf), cap * sizeof(*nf));
         if (!nf)
             return -ENOMEM;
         run->fwd = nf;
@@ -731,10 +733,9 @@ static const struct opt *index_find(const struct opt_index *x, const char *s, si
     return NULL;
 }
 
-/* The option word names in tab, or NULL; for --opt=value, *inl is the value. */
-static const struct opt *find_opt(const struct opt *tab, const char *word, const char **inl)
+/* The option word names in the table of x, or NULL; for --opt=value, *inl is the value. */
+static const struct opt *find_opt(const struct opt_index *x, const char *word, const char **inl)
 {
-    const struct opt_index *x = index_of(tab);
     size_t wl = strlen(word);
     *inl = NULL;
     const struct opt *o = index_find(x, word, wl);
@@ -861,9 +862,10 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
                                                                                : TG_MPI_MPICH;
     run->impl = impl;
     run->forward_all = run->horovod;
-    const struct opt *tab = run->horovod             ? horovod_opts
-                            : impl == TG_MPI_OPENMPI ? openmpi_opts
-                                                     : hydra_opts;
+    /* the table's index found (and built on first use) once for the line, not per option */
+    const struct opt_index *index = index_of(run->horovod             ? horovod_opts
+                                             : impl == TG_MPI_OPENMPI ? openmpi_opts
+                                                                      : hydra_opts);
     struct tg_launch_value ctx_np;
     memset(&ctx_np, 0, sizeof(ctx_np));
     bool first_ctx = true;
@@ -889,7 +891,7 @@ int tg_mpirun_parse(const struct tg_sh_word *argv, size_t argc, enum tg_mpi_impl
             continue;
         }
         const char *inl;
-        const struct opt *o = find_opt(tab, w->text, &inl);
+        const struct opt *o = find_opt(index, w->text, &inl);
         if (!o) {
             if (!run->note[0])
                 snprintf(run->note, sizeof(run->note), "unknown %s option %.60s read as a flag",

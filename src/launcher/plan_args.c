@@ -403,14 +403,14 @@ static void flag_index_build(void)
 }
 
 /* The flag word names (`--flag` or `--flag=value`, *inl then the value), or NULL. No flag name
- * has a '=': the name is the word up to its first '='. */
+ * has a '=': the name is the word up to its first '='. The caller has built the index
+ * (read_words, once for the line). */
 static const struct flag *find_flag(const char *word, const char **inl)
 {
     const char *end = strchrnul(word, '='); /* the '=' or the end: one pass for both */
     const char *eq = *end ? end : NULL;
     size_t n = (size_t)(end - word);
     *inl = NULL;
-    pthread_once(&flag_once, flag_index_build);
     if (n < flag_min)
         return NULL;
     for (size_t k = flag_hash(word, n); flag_slot[k]; k = (k + 1) & (FLAG_SLOTS - 1)) {
@@ -581,6 +581,7 @@ static void read_words(const struct tg_sh_word *argv, size_t argc,
                        const struct tg_plan_files *files, const char *cwd, struct tg_plan *p,
                        struct seen *s)
 {
+    pthread_once(&flag_once, flag_index_build); /* for find_flag */
     for (size_t i = 1; i < argc;) {
         const struct tg_sh_word *w = &argv[i];
         const char *inl;

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct sbuf {
     char *s;
     size_t n, cap;
     bool oom;
+    bool fixed; /* s is the caller's buffer (cap bytes): the first growth moves it to malloc */
 };
 
 static void sb_putn(struct sbuf *b, const char *s, size_t len)
@@ -35,11 +37,14 @@ static void sb_putn(struct sbuf *b, const char *s, size_t len)
         size_t cap = b->cap ? b->cap : 32;
         while (cap < b->n + len + 1)
             cap *= 2;
-        char *ns = realloc(b->s, cap);
+        char *ns = b->fixed ? malloc(cap) : realloc(b->s, cap);
         if (!ns) {
             b->oom = true;
             return;
         }
+        if (b->fixed && b->n)
+            memcpy(ns, b->s, b->n);
+        b->fixed = false;
         b->s = ns;
         b->cap = cap;
     }
@@ -53,17 +58,20 @@ static void sb_puts(struct sbuf *b, const char *s)
     sb_putn(b, s, strlen(s));
 }
 
-/* Takes the string out of b ("" when empty); NULL on ENOMEM. */
+/* Takes the string out of b ("" when empty), malloc'd; NULL on ENOMEM. */
 static char *sb_take(struct sbuf *b)
 {
     if (b->oom) {
-        free(b->s);
+        if (!b->fixed)
+            free(b->s);
         b->s = NULL;
+        b->fixed = false;
         return NULL;
     }
-    char *s = b->s ? b->s : strdup("");
+    char *s = b->fixed ? strndup(b->s, b->n) : b->s ? b->s : strdup("");
     b->s = NULL;
     b->n = b->cap = 0;
+    b->fixed = false;
     return s;
 }
 
@@ -321,20 +329,23 @@ static void rwords_clear(struct rwords *ws)
 struct chunk {
     struct chunk *prev;
     size_t cap, used;
-    size_t pad; /* keeps data 16-byte aligned */
+    size_t size; /* the bytes of the whole block, header included (also keeps data 16-byte
+                    aligned) */
     char data[];
 };
 
-/* The first block's data at the least: the block with its header is 1 KiB, which malloc serves
- * from its per-thread cache. */
+/* A block's data at the least: the block with its header is 1 KiB, which malloc serves from its
+ * per-thread cache. */
 #define SCRATCH_FIRST (1024 - sizeof(struct chunk))
-/* The most a script's length makes the first block hold (parse_script's sc_first). */
+/* The most a script's length makes its first block hold (parse_script). */
 #define SCRATCH_HINT_MAX (16 * 1024)
 
 /* The scratch area: blocks that only grow until scratch_reset(); the newest is written to. */
 struct scratch {
     struct chunk *top;
-    char *last; /* the latest allocation (it can grow in place) */
+    char *last;         /* the latest allocation (it can grow in place) */
+    struct chunk *base; /* a script's first block, which holds the script's copy after its data:
+                           kept until scratch_release (NULL: none) */
 };
 
 /* The walk: state shared by the lexer and the command reader of one script. */
@@ -357,7 +368,11 @@ struct walk {
     const struct tg_sh_word *stdout_file;
     const struct tg_sh_word *heredoc;
     struct scratch sc; /* the raw words of the command being read */
-    size_t sc_first;   /* the data of the scratch area's first block (0: SCRATCH_FIRST) */
+    /* the script being read (NULL: none, the exec-form words) and a copy of it that lives as long
+     * as the walk: the usual word's text is the copy's bytes at the word's place, ended by a NUL
+     * written over the copy's byte after it (parse_script) */
+    const char *src;
+    char *copy;
     size_t words_hint; /* the room a command's array of raw words starts with (0: 16) */
     int err;           /* -ENOMEM or the callback's error: the walk stops */
 };
@@ -382,7 +397,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         return p;
     }
     if (!c || c->used + align8(n) > c->cap) {
-        size_t cap = c ? c->cap * 2 : w->sc_first > SCRATCH_FIRST ? w->sc_first : SCRATCH_FIRST;
+        size_t cap = c ? c->cap * 2 : SCRATCH_FIRST;
         while (cap < align8(n))
             cap *= 2;
         struct chunk *nc = malloc(sizeof(*nc) + cap);
@@ -393,6 +408,7 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
         nc->prev = c;
         nc->cap = cap;
         nc->used = 0;
+        nc->size = sizeof(*nc) + cap;
         sc->top = c = nc;
     }
     char *q = c->data + c->used;
@@ -403,7 +419,8 @@ static void *sc_grow(struct walk *w, void *p, size_t old, size_t n)
     return q;
 }
 
-/* Empties the scratch area, keeping its newest (largest) block. */
+/* Empties the scratch area, keeping its newest (largest) block; a script's first block (base)
+ * is only unlinked, as it holds the script's copy. */
 static void scratch_reset(struct scratch *sc)
 {
     struct chunk *c = sc->top;
@@ -411,12 +428,73 @@ static void scratch_reset(struct scratch *sc)
         return;
     for (struct chunk *o = c->prev; o;) {
         struct chunk *prev = o->prev;
-        free(o);
+        if (o != sc->base)
+            free(o);
         o = prev;
     }
     c->prev = NULL;
     c->used = 0;
     sc->last = NULL;
+}
+
+/* ---- a script's first block, kept for the next script -------------------------------------
+ * A launch line's first block is several KiB, which malloc serves neither from its per-thread
+ * cache nor cheaply: the block a script was read with is kept, one per thread and at most
+ * SPARE_MAX bytes, for the next script the thread reads (a request reads one or two), and freed
+ * when the thread ends. */
+#define SPARE_MAX (64 * 1024)
+
+static _Thread_local struct chunk *spare;
+static _Thread_local bool spare_keyed; /* the thread's exit frees its spare */
+static pthread_key_t spare_key;
+static bool spare_key_made;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_drop(void *unused)
+{
+    (void)unused;
+    free(spare);
+    spare = NULL;
+}
+
+static void spare_key_make(void)
+{
+    spare_key_made = pthread_key_create(&spare_key, spare_drop) == 0;
+}
+
+/* A block of at least size bytes: the spare when it is large enough, else malloc'd. */
+static struct chunk *base_take(size_t size)
+{
+    struct chunk *c = spare;
+    if (c && c->size >= size) {
+        spare = NULL;
+        return c;
+    }
+    c = malloc(size);
+    if (c)
+        c->size = size;
+    return c;
+}
+
+/* Keeps c as the spare (the larger of it and the spare, within SPARE_MAX), or frees it. */
+static void base_give(struct chunk *c)
+{
+    if (!c)
+        return;
+    if (c->size > SPARE_MAX || (spare && spare->size >= c->size)) {
+        free(c);
+        return;
+    }
+    if (!spare_keyed) {
+        pthread_once(&spare_once, spare_key_make);
+        spare_keyed = spare_key_made && pthread_setspecific(spare_key, &spare) == 0;
+        if (!spare_keyed) {
+            free(c);
+            return;
+        }
+    }
+    free(spare);
+    spare = c;
 }
 
 /* n bytes of scratch: from the newest block when it has room (the usual case), else
@@ -436,8 +514,10 @@ static inline void *sc_alloc(struct walk *w, size_t n)
 static void scratch_release(struct scratch *sc)
 {
     scratch_reset(sc);
-    free(sc->top);
-    sc->top = NULL;
+    if (sc->top != sc->base)
+        free(sc->top);
+    base_give(sc->base);
+    sc->top = sc->base = NULL;
 }
 
 static struct seg *rword_new_seg(struct walk *w, struct rword *rw, enum seg_kind kind)
@@ -864,9 +944,29 @@ static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
     return TOK_WORD;
 }
 
+/* The usual word [p, e) of the script as a raw word: one literal segment from the scratch area
+ * whose text is the script copy's bytes at the word's place, NUL-terminated there (the byte after
+ * the word, a blank or an operator, is read from the script itself). w->err set on ENOMEM. rw
+ * is empty. */
+static inline void rword_plain(struct walk *w, struct rword *rw, const char *p, const char *e)
+{
+    struct seg *g = sc_alloc(w, sizeof(struct seg));
+    if (!g) {
+        if (!w->err)
+            w->err = -ENOMEM;
+        return;
+    }
+    char *t = w->copy + (p - w->src);
+    t[e - p] = '\0';
+    *g = (struct seg){.kind = SEG_LIT, .len = (size_t)(e - p), .text = t};
+    rw->v = g;
+    rw->n = rw->cap = 1;
+}
+
 /* The next token. For TOK_WORD the word is in rw (which the caller owns and clears). The usual
  * word, plain bytes after blanks up to a blank or an operator (not '<' or '>', which may make it
- * an IO number), is read here as the one literal lex_token makes of it, with no call. */
+ * an IO number), is read here as the one literal lex_token makes of it (its text in the script's
+ * copy, rword_plain), with no call. */
 static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw)
 {
     const char *p = lx->p;
@@ -885,7 +985,7 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         unsigned char k = word_class[(unsigned char)*e];
         if (k == 1 || k == 3) {
             lx->newline = false;
-            rword_first_lit(w, rw, p, (size_t)(e - p), false);
+            rword_plain(w, rw, p, e);
             lx->p = e;
             return TOK_WORD;
         }
@@ -1137,7 +1237,7 @@ struct xp {
     struct sbuf b;
     bool has;      /* b holds a field, possibly an empty one from quotes */
     bool resolved; /* every part of the field is known */
-    char *reason;
+    char *reason;  /* malloc'd, or in the scratch area for a scratch list (out->scratch) */
 };
 
 /* w->err when the expansions went past TG_SH_EXPAND_MAX: the walk stops without an error. */
@@ -1167,7 +1267,8 @@ static void xp_unresolved(struct xp *x, const char *why)
     if (!x->resolved)
         return;
     x->resolved = false;
-    x->reason = strdup(why);
+    /* a scratch list's words keep their reasons in the scratch area (xp_end_field) */
+    x->reason = x->out->scratch ? dupn(x->w, why, strlen(why)) : strdup(why);
     if (!x->reason)
         x->w->err = -ENOMEM;
 }
@@ -1202,15 +1303,6 @@ static void xp_end_field(struct xp *x, bool force)
         if (x->b.s) { /* the buffer is kept for the next field */
             x->b.n = 0;
             x->b.s[0] = '\0';
-        }
-        if (x->reason) { /* scratch too (an unresolved word is rare) */
-            char *r = dupn(x->w, x->reason, strlen(x->reason));
-            free(x->reason);
-            x->reason = r;
-            if (!r) {
-                x->w->err = -ENOMEM;
-                return;
-            }
         }
     } else {
         o->text = sb_take(&x->b);
@@ -1389,7 +1481,13 @@ static inline void expand_lit(struct walk *w, const struct seg *g, size_t skip, 
 static void expand_fields(struct walk *w, const struct rword *rw, size_t from, size_t skip,
                           bool split, struct wordlist *out)
 {
-    struct xp x = {.w = w, .out = out, .split = split, .resolved = true};
+    /* the field is built in a buffer on the stack, moved to malloc if it outgrows it */
+    char field[128];
+    struct xp x = {.w = w,
+                   .out = out,
+                   .split = split,
+                   .resolved = true,
+                   .b = {.s = field, .cap = sizeof(field), .fixed = true}};
     sb_puts(&x.b, "");
     for (size_t i = from; i < rw->n && !w->err; i++) {
         const struct seg *g = &rw->v[i];
@@ -1415,8 +1513,10 @@ static void expand_fields(struct walk *w, const struct rword *rw, size_t from, s
         }
     }
     xp_end_field(&x, !split);
-    free(x.b.s);
-    free(x.reason);
+    if (!x.b.fixed)
+        free(x.b.s);
+    if (!out->scratch)
+        free(x.reason);
 }
 
 /* Expands segments [from, n) of rw (the first one starting at byte skip) into out: the fields,
@@ -1858,17 +1958,26 @@ static void run_simple(struct walk *w, struct rwords *cmd, int line)
         return;
     }
     words.cap = cmd->n - first;
-    for (size_t k = first; k < cmd->n && !w->err; k++) {
-        const struct rword *rw = &cmd->v[k];
-        const struct seg *g = rw->v;
-        /* the usual word, one literal read whole: its text itself, in the room made above (as
-         * expand_lit would push it) */
-        if (rw->n == 1 && g->kind == SEG_LIT && g->text && (g->len || g->quoted || k < i) &&
-            words.n < words.cap) {
-            words.v[words.n++] = (struct tg_sh_word){.text = g->text, .resolved = true};
-            continue;
+    size_t k = first;
+    while (k < cmd->n && !w->err) {
+        /* a run of the usual words, each one literal read whole: its text itself, in the room
+         * made above (as expand_lit would push it) */
+        struct tg_sh_word *o = words.v + words.n, *end = words.v + words.cap;
+        for (; k < cmd->n && o < end; k++) {
+            const struct rword *rw = &cmd->v[k];
+            const struct seg *g = rw->v;
+            if (rw->n != 1 || g->kind != SEG_LIT || !g->text || !(g->len || g->quoted || k < i))
+                break;
+            o->text = g->text;
+            o->resolved = true;
+            o->reason = NULL;
+            o++;
         }
-        expand_word(w, rw, 0, 0, k >= i, &words);
+        words.n = (size_t)(o - words.v);
+        if (k < cmd->n) {
+            expand_word(w, &cmd->v[k], 0, 0, k >= i, &words);
+            k++;
+        }
     }
     size_t nassign = i - first;
     w->cmd_env = words.v;
@@ -2101,27 +2210,91 @@ static void take_word(struct walk *w, struct lex *lx, struct pending *pc, struct
     rword_release(rw);
 }
 
+/* The run of usual words that follows a command's word: each read as lex_next reads it and put
+ * onto the command's words as parse_script's loop would, in one loop that keeps the scratch
+ * block's state at hand. Stops before a word that is not the usual one (a quote, a $, an IO
+ * number, a comment, an operator or a newline ahead), when the command's array of words or the
+ * scratch block is full (the loop's general path takes over there), and returns where the lexer
+ * goes on. */
+static const char *plain_run(struct walk *w, const char *p, struct rwords *ws)
+{
+    struct chunk *c = w->sc.top;
+    const size_t gs = align8(sizeof(struct seg));
+    if (!c || c->cap <= gs) /* as sc_alloc: a piece smaller than the block */
+        return p;
+    /* what the loop reads, in locals: its stores (a NUL in the copy) could otherwise be taken to
+     * change them */
+    const size_t room = c->cap - gs, wcap = ws->cap;
+    char *const data = c->data, *const copy = w->copy;
+    const char *const src = w->src;
+    struct rword *const v = ws->v;
+    size_t used = c->used, n = ws->n;
+    struct seg *g = NULL;
+    for (;;) {
+        const char *s = p;
+        while (is_blank(*s))
+            s++;
+        if (word_class[(unsigned char)*s] || *s == '#')
+            break;
+        const char *e = s + 1; /* four bytes a turn, as lex_next */
+        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
+               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
+            e += 4;
+        while (!word_class[(unsigned char)*e])
+            e++;
+        unsigned char k = word_class[(unsigned char)*e];
+        if ((k != 1 && k != 3) || n == wcap || used > room)
+            break;
+        g = (struct seg *)(void *)(data + used);
+        used += gs;
+        char *t = copy + (s - src);
+        t[e - s] = '\0';
+        *g = (struct seg){.kind = SEG_LIT, .len = (size_t)(e - s), .text = t};
+        v[n++] = (struct rword){.v = g, .n = 1, .cap = 1};
+        p = e;
+    }
+    if (g) {
+        c->used = used;
+        w->sc.last = (char *)g;
+        ws->n = n;
+    }
+    return p;
+}
+
 static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_vars *vars,
                         bool borrowed, int depth, size_t argv_index)
 {
     /* The scratch area's first block is sized for a command as long as the script, so that a
      * launch line is read without its growing: a word every eight bytes or so (16 at the least,
      * 256 at the most) for the arrays of its raw and its expanded words, and some six bytes of
-     * scratch per byte for their segments and texts; no more than 16 KiB. A short script keeps the
-     * 1 KiB block. */
+     * scratch per byte for their segments and texts; no more than 16 KiB, and SCRATCH_FIRST at
+     * the least. The script's copy follows its data in the same block. */
     size_t len = strlen(script);
     size_t words = len / 8 < 16 ? 16 : len / 8 > 256 ? 256 : len / 8;
     size_t first =
         len < SCRATCH_HINT_MAX / 6 ? len * 6 + words * sizeof(struct rword) : SCRATCH_HINT_MAX;
-    if (first > SCRATCH_FIRST) /* a short script keeps the block malloc serves from its cache */
+    if (first > SCRATCH_FIRST)
         first += words * sizeof(struct tg_sh_word);
+    first = first < SCRATCH_FIRST      ? SCRATCH_FIRST
+            : first < SCRATCH_HINT_MAX ? align8(first)
+                                       : SCRATCH_HINT_MAX;
+    struct chunk *base =
+        len < SIZE_MAX / 2 ? base_take(sizeof(struct chunk) + first + len + 1) : NULL;
+    if (!base)
+        return -ENOMEM;
+    base->prev = NULL;
+    base->cap = first;
+    base->used = 0;
     struct walk w = {.wk = wk,
                      .vars = vars,
                      .borrowed = borrowed,
                      .depth = depth,
                      .argv_index = argv_index,
                      .words_hint = words,
-                     .sc_first = first < SCRATCH_HINT_MAX ? first : SCRATCH_HINT_MAX};
+                     .sc = {.top = base, .base = base},
+                     .src = script,
+                     .copy = base->data + first};
+    memcpy(w.copy, script, len + 1);
     struct lex lx = {.p = script, .line = 1};
     struct pending pc = {.line = 1};
     struct rword rw = {0};
@@ -2138,9 +2311,12 @@ static int parse_script(struct tg_sh_walk *wk, const char *script, struct tg_sh_
                  * words, as take_word would put it */
                 pc.words.v[pc.words.n++] = rw;
                 rw = (struct rword){0};
+                lx.p = plain_run(&w, lx.p, &pc.words);
                 continue;
             }
             take_word(&w, &lx, &pc, &rw, &heredoc, line);
+            if (!pc.drop_next && pc.words.n && !w.err)
+                lx.p = plain_run(&w, lx.p, &pc.words);
             continue;
         }
         if (t == TOK_REDIR) {

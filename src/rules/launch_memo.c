@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/launch_memo.h"
 #include "tg/obj.h"
 
@@ -126,10 +127,11 @@ static int memo_get(struct tg_eval *ev, const struct tg_template *t, const struc
             return 0;
         }
     }
-    struct tg_launch_memo *m = malloc(sizeof(*m)); /* every member is set below */
+    /* every member is set below; from the request's arena while it is active */
+    struct tg_launch_memo *m = tg_arena_malloc(sizeof(*m));
     json_t *eff = run ? with_operator_env(t, container) : json_incref(container);
     if (!m || !eff) {
-        free(m);
+        tg_arena_free(m);
         json_decref(eff);
         return -ENOMEM;
     }
@@ -147,7 +149,7 @@ static int memo_get(struct tg_eval *ev, const struct tg_template *t, const struc
     json_decref(eff);
     if (rc < 0) {
         tg_launch_release(&m->launch);
-        free(m);
+        tg_arena_free(m);
         return rc;
     }
     m->next = ev->launches;
@@ -175,7 +177,7 @@ void tg_eval_launch_release(struct tg_eval *ev)
     while (m) {
         struct tg_launch_memo *next = m->next;
         tg_launch_release(&m->launch);
-        free(m);
+        tg_arena_free(m);
         m = next;
     }
     ev->launches = NULL;

@@ -159,6 +159,56 @@ START_TEST(arena_bump_edges_zero_inactive_and_begin_again)
 }
 END_TEST
 
+/* The request path's own allocations: outside a request tg_arena_malloc and tg_arena_realloc
+ * are malloc and realloc, and tg_arena_free frees; inside one they come from the arena (and keep
+ * their bytes when grown or shrunk), tg_arena_free lets them be, and memory malloc'd before the
+ * request stays malloc'd when grown and is freed by tg_arena_free. */
+START_TEST(arena_malloc_realloc_and_free_inside_and_outside_a_request)
+{
+    unsigned char *out = tg_arena_malloc(24);
+    ck_assert_ptr_nonnull(out);
+    ck_assert(!tg_arena_holds(out));
+    memset(out, 0x5a, 24);
+    out = tg_arena_realloc(out, 24, 4096);
+    ck_assert_ptr_nonnull(out);
+    for (int i = 0; i < 24; i++)
+        ck_assert_int_eq(out[i], 0x5a);
+    unsigned char *fresh = tg_arena_realloc(NULL, 0, 8); /* outside: malloc'd */
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert(!tg_arena_holds(fresh));
+    tg_arena_free(fresh);
+    tg_arena_free(NULL);
+
+    tg_arena_begin();
+    unsigned char *a = tg_arena_malloc(40);
+    ck_assert(tg_arena_holds(a));
+    memset(a, 0x33, 40);
+    unsigned char *b = tg_arena_realloc(a, 40, 100); /* grown: moved within the arena */
+    ck_assert(tg_arena_holds(b));
+    ck_assert_ptr_ne(a, b);
+    for (int i = 0; i < 40; i++)
+        ck_assert_int_eq(b[i], 0x33);
+    memset(b + 40, 0x44, 60);
+    unsigned char *c = tg_arena_realloc(b, 100, 50); /* shrunk: the first 50 bytes */
+    ck_assert(tg_arena_holds(c));
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(c[i], i < 40 ? 0x33 : 0x44);
+    unsigned char *d = tg_arena_realloc(NULL, 0, 16); /* inside: the arena's */
+    ck_assert(tg_arena_holds(d));
+    out = tg_arena_realloc(out, 4096, 8192); /* malloc'd before: still malloc'd */
+    ck_assert_ptr_nonnull(out);
+    ck_assert(!tg_arena_holds(out));
+    for (int i = 0; i < 24; i++)
+        ck_assert_int_eq(out[i], 0x5a);
+    tg_arena_free(a); /* the arena's: nothing to do, and no error */
+    tg_arena_free(c);
+    tg_arena_free(d);
+    tg_arena_free(out); /* malloc'd: freed (valgrind and ASan would tell a leak) */
+    tg_arena_end();
+    ck_assert_uint_eq(tg_arena_blocks(), 1);
+}
+END_TEST
+
 Suite *tg_test_arena_suite(void);
 Suite *tg_test_arena_suite(void)
 {
@@ -169,6 +219,7 @@ Suite *tg_test_arena_suite(void)
     tcase_add_test(tc, arena_chain_stays_short_for_a_large_request);
     tcase_add_test(tc, arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes);
     tcase_add_test(tc, arena_bump_edges_zero_inactive_and_begin_again);
+    tcase_add_test(tc, arena_malloc_realloc_and_free_inside_and_outside_a_request);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg/arena.h"
 #include "tg/launch.h"
 
 /* One case: a container (command items, then args items from index `split`, env entries
@@ -1613,6 +1614,70 @@ START_TEST(launcher_mentions_agree_with_strstr)
 }
 END_TEST
 
+/* A script of n lines `mpirun -np K -x VK torchrun --nproc_per_node K t.py
+ * --tensor-model-parallel-size K` (K = i + 1) and n lines `torchrun --nproc_per_node K t.py`, read
+ * into l. */
+static void read_many_runs(size_t n, struct tg_launch *l)
+{
+    char *script = malloc(n * 160 + 1);
+    ck_assert_ptr_nonnull(script);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(script + at,
+                              "mpirun -np %zu -x V%zu torchrun --nproc_per_node %zu t.py "
+                              "--tensor-model-parallel-size %zu\n",
+                              i + 1, i + 1, i + 1, i + 1);
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(script + at, "torchrun --nproc_per_node %zu t.py\n", i + 1);
+    struct tg_sh_vars vs;
+    tg_sh_vars_init(&vs);
+    tg_launch_init(l);
+    ck_assert_int_eq(tg_launch_parse_script(script, &vs, TG_MPI_OPENMPI, 1, l), 0);
+    tg_sh_vars_release(&vs);
+    free(script);
+}
+
+/* The arrays of runs, torchruns and plans grow by doubling up to TG_LAUNCH_MAX_RUNS, from the
+ * request's arena while it is active and from malloc otherwise: the same launches either way,
+ * for every count around the powers of two and past the bound. */
+START_TEST(launcher_arrays_grow_alike_with_and_without_the_arena)
+{
+    for (size_t n = 1; n <= TG_LAUNCH_MAX_RUNS + 3; n++) {
+        for (int arena = 0; arena < 2; arena++) {
+            struct tg_launch l;
+            if (arena)
+                tg_arena_begin();
+            read_many_runs(n, &l);
+            size_t kept = n < TG_LAUNCH_MAX_RUNS ? n : TG_LAUNCH_MAX_RUNS;
+            ck_assert_uint_eq(l.nruns, kept);
+            ck_assert_uint_eq(l.ntorch, kept);
+            /* a plan for each line: the mpirun lines' first */
+            ck_assert_uint_eq(l.nplans, 2 * n < TG_LAUNCH_MAX_RUNS ? 2 * n : TG_LAUNCH_MAX_RUNS);
+            ck_assert(!arena || tg_arena_holds(l.runs));
+            ck_assert(arena || !tg_arena_holds(l.runs));
+            for (size_t i = 0; i < kept; i++) {
+                char name[16];
+                snprintf(name, sizeof(name), "V%zu", i + 1);
+                ck_assert(l.runs[i].np.resolved);
+                ck_assert_int_eq(l.runs[i].np.value, (long long)i + 1);
+                ck_assert_int_eq(l.runs[i].rank_procs, (long long)i + 1);
+                ck_assert_uint_eq(l.runs[i].nfwd, 1);
+                ck_assert_str_eq(l.runs[i].fwd[0].name, name);
+                ck_assert_int_eq(l.runs[i].line, (int)i + 1);
+                ck_assert_int_eq(l.plans[i].tp.state, TG_PV_SET);
+                ck_assert_int_eq(l.plans[i].tp.value, (long long)i + 1);
+                ck_assert_uint_eq(l.plans[i].mpi_run, i);
+                ck_assert(l.plans[i].mpi);
+                ck_assert_str_eq(l.torch[i].nproc.text, name + 1);
+            }
+            tg_launch_release(&l);
+            if (arena)
+                tg_arena_end();
+        }
+    }
+}
+END_TEST
+
 Suite *tg_test_launch_suite(void);
 Suite *tg_test_launch_suite(void)
 {
@@ -1630,6 +1695,7 @@ Suite *tg_test_launch_suite(void)
     tcase_add_test(api, launcher_put_terminates_as_snprintf);
     tcase_add_test(api, launcher_count_reads_as_strtoll);
     tcase_add_test(api, launcher_mentions_agree_with_strstr);
+    tcase_add_test(api, launcher_arrays_grow_alike_with_and_without_the_arena);
     suite_add_tcase(s, api);
     return s;
 }

@@ -2,6 +2,7 @@
  * callback with its words expanded. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +755,198 @@ START_TEST(shell_reads_commands_of_many_words)
 }
 END_TEST
 
+/* A command's words "w" and then n words of the usual kind, word i of i % 4 + 1 bytes 'a' + i % 26
+ * (the reader takes such runs in one loop, up to where the command's array of raw words or the
+ * scratch block is full, and goes on by its general path there). */
+static int check_plain_run(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct many *m = ctx;
+    ck_assert_uint_eq(cmd->nwords, m->n + 1);
+    ck_assert_str_eq(cmd->words[0].text, "w");
+    for (size_t i = 0; i < m->n; i++) {
+        const struct tg_sh_word *w = &cmd->words[i + 1];
+        ck_assert(w->resolved);
+        ck_assert_ptr_null(w->reason);
+        ck_assert_uint_eq(strlen(w->text), i % 4 + 1);
+        for (size_t k = 0; k < i % 4 + 1; k++)
+            ck_assert_int_eq(w->text[k], 'a' + (int)(i % 26));
+    }
+    m->ok++;
+    return 0;
+}
+
+/* Commands of only usual words, as many as fill the array of raw words (sized for a word per
+ * eight bytes of script, 16 at the least and 256 at the most) or the scratch block (a 48-byte
+ * segment a word) and around that, between blanks of every kind, each command twice (the
+ * second after the scratch area is emptied) and then a command whose words end at an operator:
+ * every word comes out whole, in order, and the operators still end their commands. */
+START_TEST(shell_reads_runs_of_usual_words)
+{
+    static const size_t counts[] = {1,   2,   3,   15,  16,  17,  31,  32,  33,  63,  64,  65,
+                                    127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 2000};
+    static const char *const blanks[] = {" ", "\t", " \r ", "  "};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        struct many m = {.n = counts[c]};
+        size_t len = 2 * m.n * 8 + 64;
+        char *script = malloc(len);
+        ck_assert_ptr_nonnull(script);
+        size_t at = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            script[at++] = 'w';
+            for (size_t i = 0; i < m.n; i++) {
+                const char *b = blanks[i % 4];
+                memcpy(script + at, b, strlen(b));
+                at += strlen(b);
+                for (size_t k = 0; k < i % 4 + 1; k++)
+                    script[at++] = (char)('a' + i % 26);
+            }
+            script[at++] = rep ? ';' : '\n';
+        }
+        script[at] = '\0';
+        struct tg_sh_walk wk = {.on_command = check_plain_run, .ctx = &m};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(m.ok, 2);
+        tg_sh_vars_release(&vs);
+        free(script);
+    }
+    struct seen s = {0};
+    walk("w a b;w c d|w e f&&w g h)\n", &s);
+    ck_assert_uint_eq(s.n, 4);
+    ck_assert_str_eq(s.cmds[0], "w a b");
+    ck_assert_str_eq(s.cmds[1], "w c d");
+    ck_assert_str_eq(s.cmds[2], "w e f");
+    ck_assert_str_eq(s.cmds[3], "w g h");
+}
+END_TEST
+
+/* A script of n words "w" "x1" ... "x<n-1>" on one line, and its expected command. */
+static char *words_script(size_t n, char *want, size_t wantlen)
+{
+    char *script = malloc(n * 8 + 2);
+    ck_assert_ptr_nonnull(script);
+    size_t at = 0, wat = 0;
+    for (size_t i = 0; i < n; i++) {
+        at += (size_t)sprintf(script + at, i ? " x%zu" : "w", i);
+        if (wat < wantlen)
+            wat += (size_t)snprintf(want + wat, wantlen - wat, i ? " x%zu" : "w", i);
+    }
+    return script;
+}
+
+/* One command of n words read and checked (its first 159 bytes, as struct seen keeps them). */
+static void read_words_script(size_t n)
+{
+    char want[160];
+    char *script = words_script(n, want, sizeof(want));
+    struct seen s = {0};
+    walk(script, &s);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_str_eq(s.cmds[0], want);
+    free(script);
+}
+
+static void *read_in_thread(void *arg)
+{
+    (void)arg;
+    read_words_script(100);
+    return NULL;
+}
+
+/* The first block a script is read with (its scratch, then its copy) is kept, one per thread, for
+ * the next script: scripts of every size after one another (smaller and larger than the block
+ * kept, larger than what is kept at all), nested scripts (each reads with its own block, and the
+ * larger is kept), and a thread that reads and ends (its block freed with it: valgrind and ASan
+ * tell a leak) all read the same. */
+START_TEST(shell_reads_alike_with_the_kept_block)
+{
+    static const size_t sizes[] = {1, 100, 2, 900, 3, 20000, 5, 900, 4000, 100, 1};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+        read_words_script(sizes[k]);
+    struct seen s = {0};
+    walk("sh -c 'w a b; sh -c \"w c d e f g h i j k l m n o p q r s t u v w x y z\"; w "
+         "b'\n"
+         "w z\n",
+         &s);
+    ck_assert_uint_eq(s.n, 4);
+    ck_assert_str_eq(s.cmds[0], "w a b");
+    ck_assert_str_eq(s.cmds[1], "w c d e f g h i j k l m n o p q r s t u v w x y z");
+    ck_assert_str_eq(s.cmds[2], "w b");
+    ck_assert_str_eq(s.cmds[3], "w z");
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, read_in_thread, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    read_words_script(100);
+}
+END_TEST
+
+/* What the command's words are, each "text" or "?text|reason". */
+static int record_reasons(void *ctx, const struct tg_sh_cmd *cmd)
+{
+    struct whole *r = ctx;
+    ck_assert_uint_lt(r->n, 4);
+    ck_assert_uint_le(cmd->nwords, 8);
+    for (size_t i = 0; i < cmd->nwords; i++) {
+        const struct tg_sh_word *w = &cmd->words[i];
+        size_t len = strlen(w->text) + (w->reason ? strlen(w->reason) : 0) + 3;
+        char *t = malloc(len);
+        ck_assert_ptr_nonnull(t);
+        ck_assert(w->resolved == !w->reason);
+        snprintf(t, len, w->resolved ? "%s" : "?%s|%s", w->text, w->reason ? w->reason : "");
+        r->words[r->n][i] = t;
+    }
+    r->nwords[r->n++] = cmd->nwords;
+    return 0;
+}
+
+/* A field is built in a 128-byte buffer on the stack and moved to malloc when it outgrows it:
+ * fields of every length around that, made by expansions, in a command's words (whose texts and
+ * reasons live in the scratch area) and in an assignment's value (malloc'd), resolved and not,
+ * split in two, all come out whole, each unresolved one with its reason. */
+START_TEST(shell_builds_fields_of_every_length_around_the_stack_buffer)
+{
+    for (size_t n = 120; n <= 136; n++) {
+        char *x = repeat('x', n);
+        char script[1024];
+        snprintf(script, sizeof(script),
+                 "w a$X b$U$X\n"
+                 "A=a$X; B=b$U$X; w $A $B\n"
+                 "w $L\n");
+        char l[2 * 136 + 2];
+        snprintf(l, sizeof(l), "%s %s", x, x);
+        struct whole r = {0};
+        struct tg_sh_walk wk = {.on_command = record_reasons, .ctx = &r};
+        struct tg_sh_vars vs;
+        tg_sh_vars_init(&vs);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "X", x, NULL), 0);
+        ck_assert_int_eq(tg_sh_vars_set(&vs, "L", l, NULL), 0);
+        ck_assert_int_eq(tg_sh_walk_script(&wk, script, &vs, 1), 0);
+        ck_assert(!wk.script_error);
+        ck_assert_uint_eq(r.n, 3);
+        char want_a[160], want_b[260];
+        snprintf(want_a, sizeof(want_a), "a%s", x);
+        snprintf(want_b, sizeof(want_b), "?b$U%s|$U is not set in the container env or script", x);
+        for (size_t c = 0; c < 2; c++) {
+            ck_assert_uint_eq(r.nwords[c], 3);
+            ck_assert_str_eq(r.words[c][1], want_a);
+        }
+        ck_assert_str_eq(r.words[0][2], want_b);
+        /* B is set unknown, with the reason of its value */
+        ck_assert_str_eq(r.words[1][2], "?$B|$U is not set in the container env or script");
+        ck_assert_uint_eq(r.nwords[2], 3);
+        ck_assert_str_eq(r.words[2][1], x);
+        ck_assert_str_eq(r.words[2][2], x);
+        for (size_t c = 0; c < r.n; c++)
+            for (size_t i = 0; i < r.nwords[c]; i++)
+                free(r.words[c][i]);
+        tg_sh_vars_release(&vs);
+        free(x);
+    }
+}
+END_TEST
+
 /* An inner shell reads the outer shell's variables until it assigns one (then works on its own
  * copy), at every depth; nothing it assigns or exports comes back out. */
 START_TEST(shell_inner_shells_keep_their_assignments)
@@ -901,6 +1094,9 @@ Suite *tg_test_shell_suite(void)
     tcase_add_test(tc, shell_reads_first_segments_at_block_edges);
     tcase_add_test(tc, shell_unset_reasons_cut_as_snprintf);
     tcase_add_test(tc, shell_reads_commands_of_many_words);
+    tcase_add_test(tc, shell_reads_runs_of_usual_words);
+    tcase_add_test(tc, shell_reads_alike_with_the_kept_block);
+    tcase_add_test(tc, shell_builds_fields_of_every_length_around_the_stack_buffer);
     tcase_add_test(tc, shell_inner_shells_keep_their_assignments);
     tcase_add_test(tc, shell_knows_its_wrappers_by_name);
     tcase_add_test(tc, shell_getenv_is_the_last_entry_of_the_env);
