@@ -67,5 +67,8 @@ const char *tg_command_find(json_t *container, bool (*match)(const char *s, void
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined);
 /* The same for a container's env member (json_object_get's answer), read before. */
 const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined);
+/* The value tg_env_get_in gives when entry i of env (an array) is the last entry of the name
+ * asked for: the entry's value as the kubelet expands it, or NULL. */
+const char *tg_env_get_at(json_t *env, size_t i, char *buf, size_t len);
 
 #endif

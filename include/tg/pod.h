@@ -154,7 +154,9 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
 
 /* ---- env --------------------------------------------------------------------------------- */
 
-/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h). */
+/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h).
+ * The names of its entries are read on the first call and kept (struct tg_container env_memo):
+ * the later calls compare names only. */
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined);
 

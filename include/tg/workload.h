@@ -43,6 +43,9 @@ enum tg_role {
     TG_ROLE_INITIALIZER, /* Kubeflow Trainer dataset or model initializer */
 };
 
+/* The most env entries of one container whose names tg_ctr_env_get keeps (include/tg/pod.h). */
+#define TG_ENV_MEMO_MAX 16
+
 struct tg_container {
     json_t *c;           /* borrowed container object (TrainJob: made by the decoder) */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
@@ -72,6 +75,14 @@ struct tg_container {
     json_t *dev_limit[4], *dev_request[4];
     /* Some key of limits or requests begins with "hugepages-" (found in the same walks). */
     bool hugepage_keys;
+    /* The names of env_raw's entries (NULL for an entry without a string name), read on the
+     * first tg_ctr_env_get and kept for its later calls: the rules ask one container for several
+     * variables per request, and each ask walked every entry. Written through the rules' const
+     * pointers, as tg_template's types_memo. env_memo: 0 not read yet, 1 read (env_names_n of
+     * them), -1 not kept (env is no array, or has more than TG_ENV_MEMO_MAX entries). */
+    signed char env_memo;
+    unsigned char env_names_n;
+    const char *env_names[TG_ENV_MEMO_MAX];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */

@@ -287,6 +287,13 @@ const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, 
     return NULL;
 }
 
+const char *tg_env_get_at(json_t *env, size_t i, char *buf, size_t len)
+{
+    if (len == 0)
+        return NULL;
+    return expand_entry(env, i, json_array_get(env, i), buf, len, 0);
+}
+
 const char *tg_command_find(json_t *container, bool (*match)(const char *s, void *ctx), void *ctx)
 {
     static const char *const keys[] = {"command", "args"};

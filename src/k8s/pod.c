@@ -879,10 +879,43 @@ out:
 
 /* ---- env ----------------------------------------------------------------------------------- */
 
+/* Keeps the names of c's env entries (struct tg_container env_memo). */
+static void env_names_read(const struct tg_container *c)
+{
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_container *mc = (struct tg_container *)c;
+    size_t n = json_array_size(c->env_raw);
+    if (!json_is_array(c->env_raw) || n > TG_ENV_MEMO_MAX) {
+        mc->env_memo = -1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        mc->env_names[i] = tg_env_entry_name(json_array_get(c->env_raw, i));
+    mc->env_names_n = (unsigned char)n;
+    mc->env_memo = 1;
+}
+
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined)
 {
-    return tg_env_get_in(c->env_raw, name, buf, len, defined);
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_get_in(c->env_raw, name, buf, len, defined);
+    /* as tg_env_get_in: the last entry of the name, compared with the names kept */
+    if (defined)
+        *defined = false;
+    if (len == 0)
+        return NULL;
+    for (size_t i = c->env_names_n; i-- > 0;) {
+        const char *n = c->env_names[i];
+        if (!n || n[0] != name[0] || strcmp(n, name))
+            continue;
+        if (defined)
+            *defined = true;
+        return tg_env_get_at(c->env_raw, i, buf, len);
+    }
+    return NULL;
 }
 
 bool tg_fi_provider_selects_efa(const char *value)

@@ -71,6 +71,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
             claims = m;
     }
     k->env_raw = json_object_get(c, "env");
+    k->env_memo = 0;
     k->res_raw = res;
     k->limits_raw = limits;
     k->requests_raw = requests;

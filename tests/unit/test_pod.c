@@ -610,6 +610,50 @@ START_TEST(container_env_agrees_with_the_object)
 }
 END_TEST
 
+/* The names a decoded container keeps for its env (up to TG_ENV_MEMO_MAX entries; a longer env
+ * is looked up each time) give what the object's env does, on the first ask and the later ones,
+ * with entries without a string name, a repeated name, a reference and an empty buffer. */
+START_TEST(container_env_memo_agrees_with_the_object)
+{
+    static const char *const names[] = {"A", "B", "C", "P0", "P10", "P11", "P12", "D", ""};
+    for (int n = TG_ENV_MEMO_MAX - 5; n <= TG_ENV_MEMO_MAX - 4; n++) { /* 16 entries, then 17 */
+        char spec[2048];
+        int at = snprintf(spec, sizeof(spec),
+                          "{containers: [{name: c, env: [{name: A, value: x}, {value: nameless}, "
+                          "{name: 7, value: n}, {name: B, value: \"$(A)-y\"}");
+        for (int i = 0; i < n; i++)
+            at += snprintf(spec + at, sizeof(spec) - (size_t)at, ", {name: P%d, value: p%d}", i, i);
+        snprintf(spec + at, sizeof(spec) - (size_t)at, ", {name: A, value: z}]}]}");
+        struct tg_workload wl;
+        json_t *obj;
+        decode_pod(spec, &wl, &obj);
+        const struct tg_container *c = &wl.tpl[0].containers[0];
+        ck_assert_int_eq(json_array_size(c->env_raw), (size_t)n + 5);
+        for (int round = 0; round < 2; round++) {
+            for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                char a[64], b[64];
+                bool da = true, db = false;
+                const char *va = tg_env_get(c->c, names[i], a, sizeof(a), &da);
+                const char *vb = tg_ctr_env_get(c, names[i], b, sizeof(b), &db);
+                ck_assert_msg(da == db, "%d entries: %s", n + 5, names[i]);
+                ck_assert_msg((!va && !vb) || (va && vb && !strcmp(va, vb)), "%d entries: %s",
+                              n + 5, names[i]);
+                db = true;
+                ck_assert_ptr_null(tg_ctr_env_get(c, names[i], b, 0, &db));
+                ck_assert(!db);
+            }
+        }
+        ck_assert_int_eq(c->env_memo, n + 5 <= TG_ENV_MEMO_MAX ? 1 : -1);
+        char b[64];
+        ck_assert_str_eq(tg_ctr_env_get(c, "A", b, sizeof(b), NULL), "z");
+        ck_assert_str_eq(tg_ctr_env_get(c, "B", b, sizeof(b), NULL), "x-y");
+        ck_assert_str_eq(tg_ctr_env_get(c, "P10", b, sizeof(b), NULL), "p10");
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
+}
+END_TEST
+
 START_TEST(label_pin_has)
 {
     struct tg_label_pin pin;
@@ -703,6 +747,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, members_named_agrees_with_lookups);
     tcase_add_test(tc, env_entry_walk_and_lookup_agree);
     tcase_add_test(tc, container_env_agrees_with_the_object);
+    tcase_add_test(tc, container_env_memo_agrees_with_the_object);
     tcase_add_test(tc, label_pin_has);
     tcase_add_test(tc, fi_provider_and_nccl_net);
     tcase_add_test(tc, spec_unchanged);
