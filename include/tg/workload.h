@@ -127,6 +127,14 @@ struct tg_template {
         size_t ntable, n;
         const char *values[8];
     } types_memo;
+    /* The pod-level sums of EFA, nvidia.com/gpu and aws.amazon.com/neuron (the order of struct
+     * tg_container dev_rc) that tg_template_count and tg_template_count_valid give, kept on
+     * their first ask (the rules ask for them about ten times per request) and forgotten when a
+     * container is added. Written through the rules' const pointers, as types_memo. */
+    struct {
+        bool set, seen, bad;
+        long long n;
+    } count_memo[3];
 };
 
 /* MPIJob facts (defaults already applied where the operator applies them). */

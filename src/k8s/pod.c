@@ -238,11 +238,30 @@ static bool template_sum(const struct tg_template *t, const char *name, long lon
     return seen;
 }
 
+/* template_sum, kept for the devices of struct tg_template count_memo. */
+static bool template_sum_kept(const struct tg_template *t, const char *name, long long *count,
+                              bool *bad)
+{
+    int i = device_index(name, 3);
+    if (i < 0)
+        return template_sum(t, name, count, bad);
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_template *mt = (struct tg_template *)t;
+    if (!t->count_memo[i].set) {
+        mt->count_memo[i].seen =
+            template_sum(t, name, &mt->count_memo[i].n, &mt->count_memo[i].bad);
+        mt->count_memo[i].set = true;
+    }
+    *count = t->count_memo[i].n;
+    *bad = t->count_memo[i].bad;
+    return t->count_memo[i].seen;
+}
+
 int tg_template_count(const struct tg_template *t, const char *name, long long *count)
 {
     long long n;
     bool bad;
-    if (!template_sum(t, name, &n, &bad))
+    if (!template_sum_kept(t, name, &n, &bad))
         return 0;
     if (bad)
         return -1;
@@ -254,7 +273,7 @@ int tg_template_count_valid(const struct tg_template *t, const char *name, long 
 {
     long long n;
     bool bad;
-    if (!template_sum(t, name, &n, &bad))
+    if (!template_sum_kept(t, name, &n, &bad))
         return 0;
     *count = n;
     return bad ? 2 : 1;

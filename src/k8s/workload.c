@@ -53,6 +53,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     if (!v)
         return -ENOMEM;
     t->containers = v;
+    memset(t->count_memo, 0, sizeof(t->count_memo)); /* the sums change */
     struct tg_container *k = &v[t->ncontainers++];
     k->c = c;
     k->path = *path;

@@ -299,6 +299,58 @@ START_TEST(template_count_sums_and_takes_init_max)
 }
 END_TEST
 
+/* The sums kept for EFA, GPU and Neuron give the same answers on later asks, whichever of
+ * tg_template_count and tg_template_count_valid asks first, and change when a container is added;
+ * other names are summed on each ask. */
+START_TEST(template_count_kept_agrees_and_follows_added_containers)
+{
+    static const char *const names[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, "example.com/fpga"};
+    for (int order = 0; order < 2; order++) {
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            char spec[512];
+            struct tg_workload wl;
+            struct tg_path root;
+            json_t *obj;
+            long long a = -7, b = -7;
+            snprintf(spec, sizeof(spec),
+                     "{containers: [{name: a, resources: {limits: {%s: 4}}}, {name: b, "
+                     "resources: {limits: {%s: x}}}, {name: c, resources: {limits: {%s: 2}}}]}",
+                     names[k], names[k], names[k]);
+            decode_pod(spec, &wl, &obj);
+            struct tg_template *t = &wl.tpl[0];
+            for (int round = 0; round < 2; round++) {
+                if (order == 0) {
+                    ck_assert_int_eq(tg_template_count(t, names[k], &a), -1);
+                    ck_assert_int_eq(tg_template_count_valid(t, names[k], &b), 2);
+                } else {
+                    ck_assert_int_eq(tg_template_count_valid(t, names[k], &b), 2);
+                    ck_assert_int_eq(tg_template_count(t, names[k], &a), -1);
+                }
+                ck_assert_int_eq(a, -7);
+                ck_assert_int_eq(b, 6);
+            }
+            json_t *c = yaml("{name: d, resources: {limits: {nvidia.com/gpu: 1, "
+                             "vpc.amazonaws.com/efa: 1, aws.amazon.com/neuron: 1, "
+                             "example.com/fpga: 1}}}");
+            tg_path_root(&root);
+            ck_assert_int_eq(tg_template_add_container(t, c, &root, false, ""), 0);
+            ck_assert_int_eq(tg_template_count_valid(t, names[k], &b), 2);
+            ck_assert_int_eq(b, 7);
+            /* the bad one dropped: every value is a count again */
+            t->containers[1] = t->containers[--t->ncontainers];
+            memset(t->count_memo, 0, sizeof(t->count_memo));
+            ck_assert_int_eq(tg_template_count(t, names[k], &a), 1);
+            ck_assert_int_eq(a, 7);
+            ck_assert_int_eq(tg_template_count(t, names[k], &a), 1);
+            ck_assert_int_eq(a, 7);
+            tg_workload_release(&wl);
+            json_decref(c);
+            json_decref(obj);
+        }
+    }
+}
+END_TEST
+
 /* ---- label pins ------------------------------------------------------------------------------ */
 
 struct pin_case {
@@ -737,6 +789,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
+    tcase_add_test(tc, template_count_kept_agrees_and_follows_added_containers);
     tcase_add_test(tc, template_uses_claims);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
