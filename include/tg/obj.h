@@ -31,6 +31,22 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * when none is, and read them through the getters (which report) only when one is. */
 bool tg_wrong_type(const json_t *v, json_type want);
 
+/* tg_get_int's answer for a member value v read before (NULL when absent), reporting nothing:
+ * 0 absent or null, 1 and *out an integer, -1 another type. */
+int tg_int_value(const json_t *v, long long *out);
+
+/* The getters for a member of parent whose json_object_get answer raw was read before (e.g. by
+ * tg_members_named): the same answers and the same reports, parent looked up again (and path
+ * read) only to report a wrong type. */
+json_t *tg_read_object(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                       const char *key);
+const char *tg_read_string(struct tg_eval *ev, json_t *raw, json_t *parent,
+                           const struct tg_path *path, const char *key);
+int tg_read_int(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                const char *key, long long *out);
+int tg_read_bool(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                 const char *key, bool *out);
+
 /* The members of obj named keys[0..n) (NULL when absent, or when obj is no object), found in one
  * walk over obj: a lookup hashes its key, so reading several members of a small object (labels,
  * annotations, metadata) this way costs less than a json_object_get each. */

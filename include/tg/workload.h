@@ -149,6 +149,9 @@ struct tg_mpi {
     struct tg_template *launcher;        /* NULL when the spec has none */
     struct tg_template *worker;          /* NULL when the spec has none */
     json_t *launcher_spec, *worker_spec; /* the ReplicaSpec objects (replicas, restartPolicy) */
+    /* Their replicas and restartPolicy members as written (any JSON type, NULL when absent; [0]
+     * the Launcher's, [1] the Worker's), found in the decoder's walk over each. */
+    json_t *replicas_raw[2], *restart_policy_raw[2];
 };
 
 struct tg_vcjob {
@@ -303,6 +306,9 @@ struct tg_template *tg_workload_add_template(struct tg_workload *wl);
  * containers. Returns 0 or -ENOMEM. */
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key);
+/* The same, for a parent whose member key (json_object_get's answer raw) was read before. */
+int tg_template_read_member(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                            const struct tg_path *ppath, const char *key, json_t *raw);
 /* Adds spec.containers and spec.initContainers of t->spec to t. Returns 0 or -ENOMEM. */
 int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t);
 /* Adds one container object (borrowed) at path to t. Returns 0 or -ENOMEM. */

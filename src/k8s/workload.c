@@ -115,27 +115,23 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
     return 0;
 }
 
-/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
- * before: through the getter (which reports) only when raw has the wrong type. */
-static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
-                             const struct tg_path *path, const char *key)
-{
-    if (tg_wrong_type(raw, JSON_OBJECT))
-        return tg_get_object(ev, parent, path, key);
-    return json_is_object(raw) ? raw : NULL;
-}
-
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key)
+{
+    return tg_template_read_member(ev, t, parent, ppath, key, json_object_get(parent, key));
+}
+
+int tg_template_read_member(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                            const struct tg_path *ppath, const char *key, json_t *raw)
 {
     static const char *const keys[] = {"metadata", "spec"};
     json_t *m[2];
     tg_path_key(&t->path, ppath, key);
-    json_t *tpl = tg_get_object(ev, parent, ppath, key);
+    json_t *tpl = tg_read_object(ev, raw, parent, ppath, key);
     /* a pod template holds metadata and spec: one walk over it, not two lookups */
     tg_members_named(tpl, keys, 2, m);
-    t->meta = object_member(ev, m[0], tpl, &t->path, "metadata");
-    t->spec = object_member(ev, m[1], tpl, &t->path, "spec");
+    t->meta = tg_read_object(ev, m[0], tpl, &t->path, "metadata");
+    t->spec = tg_read_object(ev, m[1], tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
     return tg_template_add_containers(ev, t);
 }
@@ -178,19 +174,21 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, 
     t->role_name = "Pod";
     t->replicas = 1;
     t->path = root;
-    t->meta = object_member(ev, meta, wl->obj, &root, "metadata");
-    t->spec = object_member(ev, spec, wl->obj, &root, "spec");
+    t->meta = tg_read_object(ev, meta, wl->obj, &root, "metadata");
+    t->spec = tg_read_object(ev, spec, wl->obj, &root, "spec");
     tg_path_key(&t->spec_path, &root, "spec");
     return tg_template_add_containers(ev, t);
 }
 
-/* raw: the member role of specs as json_object_get answers it */
+/* raw: the member role of specs as json_object_get answers it; i: 0 Launcher, 1 Worker */
 static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
-                          const struct tg_path *sp, const char *role, json_t *raw,
+                          const struct tg_path *sp, const char *role, json_t *raw, size_t i,
                           struct tg_template **out)
 {
+    static const char *const keys[] = {"replicas", "restartPolicy", "template"};
+    struct tg_mpi *m = &wl->mpi;
     struct tg_path rp;
-    json_t *rs = object_member(ev, raw, specs, sp, role);
+    json_t *rs = tg_read_object(ev, raw, specs, sp, role), *v[3];
     *out = NULL;
     if (!rs)
         return 0;
@@ -198,15 +196,19 @@ static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     if (!t)
         return -ENOMEM;
     tg_path_key(&rp, sp, role);
-    bool launcher = !strcmp(role, "Launcher");
+    bool launcher = i == 0;
     t->role = launcher ? TG_ROLE_LAUNCHER : TG_ROLE_WORKER;
     t->role_name = launcher ? "Launcher" : "Worker";
+    /* a replica spec holds these three (and little else): one walk, not a lookup each */
+    tg_members_named(rs, keys, 3, v);
+    m->replicas_raw[i] = v[0];
+    m->restart_policy_raw[i] = v[1];
     long long n;
-    int got = tg_get_int(ev, rs, &rp, "replicas", &n);
+    int got = tg_read_int(ev, v[0], rs, &rp, "replicas", &n);
     t->replicas_set = got != 0;
     /* Operator defaults (docs/references.md#ref-mpi-replica-defaults): Launcher 1, Worker 0. */
     t->replicas = got == 1 ? n : got == 0 ? (launcher ? 1 : 0) : -1;
-    int rc = tg_template_read(ev, t, rs, &rp, "template");
+    int rc = tg_template_read_member(ev, t, rs, &rp, "template", v[2]);
     if (rc == 0)
         *out = t;
     return rc;
@@ -220,9 +222,14 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     long long n;
     bool b;
     int rc;
+    /* the members of spec read here in one walk over it (a few members), not a lookup each */
+    static const char *const keys[] = {"slotsPerWorker", "runLauncherAsWorker", "mpiImplementation",
+                                       "runPolicy", "mpiReplicaSpecs"};
+    json_t *v[5];
+    tg_members_named(spec, keys, 5, v);
     m->v1 = version && !strcmp(version, "v1");
     m->slots_per_worker = 1;
-    int got = tg_get_int(ev, spec, sp, "slotsPerWorker", &n);
+    int got = tg_read_int(ev, v[0], spec, sp, "slotsPerWorker", &n);
     m->slots_set = got != 0;
     if (got == 1)
         m->slots_per_worker = n;
@@ -230,11 +237,11 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
         m->slots_per_worker = -1;
     /* kubeflow.org/v1 (training-operator) has no runLauncherAsWorker: ignored
      * (docs/references.md#ref-trainingop-mpijob-fields). */
-    if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
+    if (tg_read_bool(ev, v[1], spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
         m->run_launcher_as_worker = b;
-    const char *impl = tg_get_string(ev, spec, sp, "mpiImplementation");
+    const char *impl = tg_read_string(ev, v[2], spec, sp, "mpiImplementation");
     m->implementation = impl ? impl : "OpenMPI";
-    json_t *rp = tg_get_object(ev, spec, sp, "runPolicy");
+    json_t *rp = tg_read_object(ev, v[3], spec, sp, "runPolicy");
     tg_path_key(&p, sp, "runPolicy");
     json_t *sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
     tg_path_key(&p, &p, "schedulingPolicy");
@@ -242,7 +249,7 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
         m->has_min_available = true;
         m->min_available = n;
     }
-    json_t *specs = tg_get_object(ev, spec, sp, "mpiReplicaSpecs");
+    json_t *specs = tg_read_object(ev, v[4], spec, sp, "mpiReplicaSpecs");
     tg_path_key(&p, sp, "mpiReplicaSpecs");
     /* both replica specs in one walk over mpiReplicaSpecs, not four lookups */
     static const char *const roles[] = {"Launcher", "Worker"};
@@ -250,10 +257,10 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     tg_members_named(specs, roles, 2, rs);
     m->launcher_spec = json_is_object(rs[0]) ? rs[0] : NULL;
     m->worker_spec = json_is_object(rs[1]) ? rs[1] : NULL;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], &m->launcher)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], 0, &m->launcher)) < 0)
         return rc;
     struct tg_template *worker;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], &worker)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], 1, &worker)) < 0)
         return rc;
     /* realloc may have moved the launcher: take both pointers after the last add. */
     m->launcher = NULL;
@@ -731,7 +738,7 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         tg_path_root(&sp);
     else
         tg_path_key(&sp, &root, "spec");
-    json_t *spec = kind == TG_KIND_POD ? NULL : object_member(ev, top[3], obj, &root, "spec");
+    json_t *spec = kind == TG_KIND_POD ? NULL : tg_read_object(ev, top[3], obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
     queue_state(wl, spec, top[3]);
     int rc = decode_kind(ev, wl, spec, &sp, version, top);

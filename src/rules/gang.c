@@ -42,12 +42,10 @@ static void mpijob_negative_replicas(struct tg_eval *ev)
     static const char *const fields[] = {"spec.mpiReplicaSpecs.Launcher.replicas",
                                          "spec.mpiReplicaSpecs.Worker.replicas"};
     const struct tg_mpi *m = &ev->wl->mpi;
-    json_t *specs[] = {m->launcher_spec, m->worker_spec};
     for (size_t i = 0; i < 2; i++) {
         long long n = 0;
-        /* NULL ev: a wrong type is the workload decoder's object.invalid-field (and with no
-         * report to write, tg_get_int needs no path) */
-        if (tg_get_int(NULL, specs[i], NULL, "replicas", &n) == 1)
+        /* the member as the decoder read it; a wrong type is its object.invalid-field */
+        if (tg_int_value(m->replicas_raw[i], &n) == 1)
             check_negative(ev, fields[i], "replicas", n);
     }
 }

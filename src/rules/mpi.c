@@ -38,11 +38,11 @@ static const struct tg_container *main_container(const struct tg_template *t)
 
 /* ---- the operator's validation (docs/references.md#ref-mpi-validation) ---------------------- */
 
-/* A replica count as written: 1 and *v for a number (2.0 counts as 2), 0 when absent or null,
- * -1 for another type (the decoder reports that as object.invalid-field). */
-static int written_count(json_t *spec, long long *v)
+/* A replica count as written (r: the replicas member of a replica spec, NULL when absent): 1 and
+ * *v for a number (2.0 counts as 2), 0 when absent or null, -1 for another type (the decoder
+ * reports that as object.invalid-field). */
+static int written_count(json_t *r, long long *v)
 {
-    json_t *r = json_object_get(spec, "replicas");
     if (!r || json_is_null(r))
         return 0;
     if (json_is_integer(r))
@@ -61,7 +61,7 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
         tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher",
                   "missing: the operator requires exactly one Launcher and would only log an "
                   "event and never start the job; add a Launcher replica spec with replicas: 1");
-    } else if (written_count(m->launcher_spec, &n) == 1 && n != 1) {
+    } else if (written_count(m->replicas_raw[0], &n) == 1 && n != 1) {
         tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher.replicas",
                   "is %lld, must be 1: the operator refuses it and the job never starts; set "
                   "replicas: 1",
@@ -69,7 +69,7 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
     }
     if (!m->worker_spec)
         return; /* a launcher-only MPIJob is valid (SPEC section 9) */
-    int got = written_count(m->worker_spec, &n);
+    int got = written_count(m->replicas_raw[1], &n);
     if (got == 0 && !m->v1) {
         /* v2beta1 defaults Worker replicas to 0, then requires >= 1
          * (docs/references.md#ref-mpi-replica-defaults, #ref-mpi-validation). The training-operator
@@ -99,7 +99,7 @@ static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
         if (!specs[i])
             continue;
         const struct tg_path *p = &paths[i];
-        const char *rp = tg_get_string(ev, specs[i], p, "restartPolicy");
+        const char *rp = tg_read_string(ev, m->restart_policy_raw[i], specs[i], p, "restartPolicy");
         if (!rp || !strcmp(rp, "Never") || !strcmp(rp, "OnFailure"))
             continue;
         tg_report(ev, TG_RULE_MPI_RESTART_POLICY,

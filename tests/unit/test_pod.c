@@ -599,6 +599,54 @@ START_TEST(members_named_agrees_with_lookups)
 }
 END_TEST
 
+/* The getters for a member read before (tg_read_*) give the getters' answers and file the same
+ * reports, for every JSON type and for an absent member; tg_int_value is tg_get_int without
+ * reporting. */
+START_TEST(read_member_getters_agree_with_the_getters)
+{
+    static const char *const values[] = {"1",    "-3",    "2.0",  "2.5", "1e300", "\"x\"",
+                                         "true", "false", "null", "{}",  "[]"};
+    struct tg_path p;
+    tg_path_root(&p);
+    tg_path_key(&p, &p, "spec");
+    for (size_t i = 0; i <= sizeof(values) / sizeof(values[0]); i++) {
+        char text[64];
+        if (i < sizeof(values) / sizeof(values[0]))
+            snprintf(text, sizeof(text), "{\"k\": %s}", values[i]);
+        else
+            snprintf(text, sizeof(text), "{}");
+        json_t *parent = json_loads(text, JSON_DECODE_ANY, NULL);
+        ck_assert_ptr_nonnull(parent);
+        json_t *raw = json_object_get(parent, "k");
+        struct tg_findings fa, fb;
+        struct tg_eval a = {.findings = &fa}, b = {.findings = &fb};
+        tg_findings_init(&fa);
+        tg_findings_init(&fb);
+        long long na = -7, nb = -7, nc = -7;
+        bool ba = false, bb = true;
+        ck_assert_ptr_eq(tg_get_object(&a, parent, &p, "k"),
+                         tg_read_object(&b, raw, parent, &p, "k"));
+        ck_assert_ptr_eq(tg_get_string(&a, parent, &p, "k"),
+                         tg_read_string(&b, raw, parent, &p, "k"));
+        int ra = tg_get_int(&a, parent, &p, "k", &na);
+        ck_assert_int_eq(ra, tg_read_int(&b, raw, parent, &p, "k", &nb));
+        ck_assert_int_eq(ra, tg_int_value(raw, &nc));
+        ck_assert_msg(ra != 1 || (na == nb && na == nc), "%s", text);
+        int rb = tg_get_bool(&a, parent, &p, "k", &ba);
+        ck_assert_int_eq(rb, tg_read_bool(&b, raw, parent, &p, "k", &bb));
+        ck_assert_msg(rb != 1 || ba == bb, "%s", text);
+        ck_assert_uint_eq(fa.n, fb.n);
+        for (size_t k = 0; k < fa.n; k++) {
+            ck_assert_str_eq(fa.v[k].field, fb.v[k].field);
+            ck_assert_str_eq(fa.v[k].message, fb.v[k].message);
+        }
+        tg_findings_release(&fa);
+        tg_findings_release(&fb);
+        json_decref(parent);
+    }
+}
+END_TEST
+
 /* An env entry's members, walked (up to 8 members) or looked up (more), are what json_object_get
  * finds; a key with a NUL inside is not "name". */
 START_TEST(env_entry_walk_and_lookup_agree)
@@ -799,6 +847,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, selector_key_with_nul);
     tcase_add_test(tc, members_named_agrees_with_lookups);
     tcase_add_test(tc, env_entry_walk_and_lookup_agree);
+    tcase_add_test(tc, read_member_getters_agree_with_the_getters);
     tcase_add_test(tc, container_env_agrees_with_the_object);
     tcase_add_test(tc, container_env_memo_agrees_with_the_object);
     tcase_add_test(tc, label_pin_has);
