@@ -914,6 +914,15 @@ static void env_names_read(const struct tg_container *c)
     mc->env_memo = 1;
 }
 
+const char *tg_ctr_env_name(const struct tg_container *c, size_t i)
+{
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_entry_name(json_array_get(c->env_raw, i));
+    return i < c->env_names_n ? c->env_names[i] : NULL;
+}
+
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined)
 {

@@ -744,6 +744,11 @@ START_TEST(container_env_memo_agrees_with_the_object)
             }
         }
         ck_assert_int_eq(c->env_memo, n + 5 <= TG_ENV_MEMO_MAX ? 1 : -1);
+        for (size_t i = 0; i <= (size_t)n + 5; i++) {
+            const char *want = tg_env_entry_name(json_array_get(c->env_raw, i));
+            const char *got = tg_ctr_env_name(c, i);
+            ck_assert_msg((!want && !got) || (want && got && !strcmp(want, got)), "%zu", i);
+        }
         char b[64];
         ck_assert_str_eq(tg_ctr_env_get(c, "A", b, sizeof(b), NULL), "z");
         ck_assert_str_eq(tg_ctr_env_get(c, "B", b, sizeof(b), NULL), "x-y");
