@@ -462,7 +462,8 @@ static void pin_path_index(const struct pin_ctx *x, struct tg_path *dst, const s
 static bool key_in_n(const char *key, size_t kl, const char *const *keys, size_t nkeys)
 {
     for (size_t i = 0; i < nkeys; i++) {
-        if (strlen(keys[i]) == kl && !memcmp(keys[i], key, kl))
+        /* the first byte tells most keys apart without measuring them */
+        if (keys[i][0] == key[0] && strlen(keys[i]) == kl && !memcmp(keys[i], key, kl))
             return true;
     }
     return false;
@@ -488,30 +489,58 @@ static int selector_value(struct tg_label_pin *out, const char *v)
  * once, its keys compared, instead of one lookup per key (a hash lookup costs several times a
  * step and a compare); members of the wrong type set bad either way. */
 #define SELECTOR_WALK_PER_KEY 4
-static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+
+/* One label's alias keys and the pin they give. */
+struct selector_group {
+    const char *const *keys;
+    size_t nkeys;
+    struct tg_label_pin *out;
+};
+
+/* selector_keys_in for several labels at once: with paths off, a nodeSelector of at most
+ * SELECTOR_WALK_PER_KEY members per key of all the groups is walked once for all of them (each
+ * group's pin is what its own walk would give). */
+static int selector_groups_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
+                              const struct selector_group *g, size_t ng)
 {
-    tg_label_pin_init(out);
+    size_t nkeys = 0;
+    for (size_t k = 0; k < ng; k++) {
+        tg_label_pin_init(g[k].out);
+        nkeys += g[k].nkeys;
+    }
     if (!x->paths && json_is_object(ns) && json_object_size(ns) <= SELECTOR_WALK_PER_KEY * nkeys) {
         for (void *it = json_object_iter(ns); it; it = json_object_iter_next(ns, it)) {
-            if (!key_in_n(json_object_iter_key(it), json_object_iter_key_len(it), keys, nkeys))
-                continue;
-            json_t *v = json_object_iter_value(it);
-            if (json_is_null(v))
-                continue;
-            if (!json_is_string(v))
-                x->bad = true;
-            else if (selector_value(out, json_string_value(v)) < 0)
-                return -ENOMEM;
+            const char *key = json_object_iter_key(it);
+            size_t kl = json_object_iter_key_len(it);
+            for (size_t k = 0; k < ng; k++) {
+                if (!key_in_n(key, kl, g[k].keys, g[k].nkeys))
+                    continue;
+                json_t *v = json_object_iter_value(it);
+                if (json_is_null(v))
+                    continue;
+                if (!json_is_string(v))
+                    x->bad = true;
+                else if (selector_value(g[k].out, json_string_value(v)) < 0)
+                    return -ENOMEM;
+            }
         }
         return 0;
     }
-    for (size_t i = 0; i < nkeys; i++) {
-        const char *v = pin_get_string(x, ns, np, keys[i]);
-        if (v && selector_value(out, v) < 0)
-            return -ENOMEM;
+    for (size_t k = 0; k < ng; k++) {
+        for (size_t i = 0; i < g[k].nkeys; i++) {
+            const char *v = pin_get_string(x, ns, np, g[k].keys[i]);
+            if (v && selector_value(g[k].out, v) < 0)
+                return -ENOMEM;
+        }
     }
     return 0;
+}
+
+static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    const struct selector_group g = {keys, nkeys, out};
+    return selector_groups_in(x, ns, np, &g, 1);
 }
 
 /* raw: spec's nodeSelector as read before, or NULL to look it up */
@@ -834,10 +863,12 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     struct pin_ctx x = {ev, false, false};
     json_t *ns_raw = tg_template_node_selector(t);
     json_t *ns = pin_get_spec(&x, t->spec, &ns_raw, &t->spec_path, "nodeSelector", JSON_OBJECT);
-    if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
-                               &sel.type)) < 0 ||
-        (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
-        (rc = selector_keys_in(&x, ns, NULL, size_keys, 1, &sel.size)) < 0)
+    const struct selector_group groups[] = {
+        {tg_instance_type_labels, tg_instance_type_label_count, &sel.type},
+        {family_keys, 1, &sel.family},
+        {size_keys, 1, &sel.size},
+    };
+    if ((rc = selector_groups_in(&x, ns, NULL, groups, 3)) < 0)
         goto out;
     if (x.bad && ev) {
         type_pins_release(&sel);

@@ -495,6 +495,58 @@ START_TEST(family_pin_follows_the_fit)
 }
 END_TEST
 
+/* tg_template_instance_types reads the type, family and size keys of a nodeSelector of at most 16
+ * members (4 per key) in one walk, and looks them up in a longer one: both sides of that threshold
+ * give the same pin, with and without a wrong type among them. */
+START_TEST(instance_types_selector_walk_and_lookup_agree)
+{
+    static const char *const selectors[] = {
+        "{node.kubernetes.io/instance-type: p5.48xlarge}",
+        "{beta.kubernetes.io/instance-type: p4d.24xlarge, node.kubernetes.io/instance-type: "
+        "p4d.24xlarge}",
+        "{node.kubernetes.io/instance-type: p5.48xlarge, karpenter.k8s.aws/instance-family: p4d}",
+        "{karpenter.k8s.aws/instance-family: p5, karpenter.k8s.aws/instance-size: 48xlarge}",
+        "{karpenter.k8s.aws/instance-family: g5, other: x}",
+        "{karpenter.k8s.aws/instance-size: 48xlarge}",
+        "{node.kubernetes.io/instance-type: 3, karpenter.k8s.aws/instance-family: p5}",
+        "{node.kubernetes.io/instance-type: null, karpenter.k8s.aws/instance-size: [x]}",
+    };
+    const struct tg_fit fit = {8, 0, 32};
+    for (size_t k = 0; k < sizeof(selectors) / sizeof(selectors[0]); k++) {
+        char got[2][1024];
+        for (int padded = 0; padded < 2; padded++) {
+            struct tg_workload wl;
+            struct tg_label_pin pin;
+            json_t *obj;
+            char spec[512];
+            snprintf(spec, sizeof(spec), "{nodeSelector: %s, containers: [{name: c}]}",
+                     selectors[k]);
+            decode_pod(spec, &wl, &obj);
+            json_t *ns = json_object_get(json_object_get(obj, "spec"), "nodeSelector");
+            ck_assert_uint_le(json_object_size(ns), 16);
+            for (int i = 0; padded && json_object_size(ns) <= 16; i++) {
+                char key[32];
+                snprintf(key, sizeof(key), "pad-%d", i);
+                json_object_set_new(ns, key, json_string("x"));
+            }
+            ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
+                                                        tg_instance_table_len, &fit, &pin),
+                             0);
+            snprintf(got[padded], sizeof(got[padded]), "%d %d", pin.finite, pin.mentioned);
+            for (size_t i = 0; i < pin.n; i++) {
+                strncat(got[padded], " ", sizeof(got[padded]) - strlen(got[padded]) - 1);
+                strncat(got[padded], pin.values[i], sizeof(got[padded]) - strlen(got[padded]) - 1);
+            }
+            tg_label_pin_release(&pin);
+            tg_workload_release(&wl);
+            json_decref(obj);
+        }
+        ck_assert_msg(!strcmp(got[0], got[1]), "%s: walked [%s], looked up [%s]", selectors[k],
+                      got[0], got[1]);
+    }
+}
+END_TEST
+
 /* tg_pin_node_selector walks a short nodeSelector and looks each key up in a longer one (more
  * than 4 members per key): both sides of that threshold give the same pin. Each case runs as
  * given (2 keys, 2 + 0..2 members: walked) and padded with 8 more members (looked up). */
@@ -847,6 +899,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, family_pin_follows_the_fit);
+    tcase_add_test(tc, instance_types_selector_walk_and_lookup_agree);
     tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
