@@ -67,6 +67,9 @@ const char *tg_env_entry_name(json_t *e);
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
 /* The same for a container's env member (json_object_get's answer), read before. */
 const char *tg_env_value_in(json_t *env, const char *name, bool *defined);
+/* The value tg_env_value_in gives when entry i of env (an array) is the last entry of the name
+ * asked for. */
+const char *tg_env_value_at(json_t *env, size_t i);
 
 /* The first string of the container's command, then args, for which match(s, ctx) is true, or
  * NULL (items that are not strings are skipped). Borrowed. */

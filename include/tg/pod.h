@@ -159,6 +159,9 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
  * the later calls compare names only. */
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined);
+/* tg_env_value_in on a decoded container's env, from the names kept as tg_ctr_env_get keeps
+ * them. */
+const char *tg_ctr_env_value(const struct tg_container *c, const char *name, bool *defined);
 /* tg_env_entry_name of entry i of a decoded container's env (NULL past its end or when env is no
  * array), from the names kept as tg_ctr_env_get keeps them. */
 const char *tg_ctr_env_name(const struct tg_container *c, size_t i);

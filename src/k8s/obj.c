@@ -233,13 +233,17 @@ const char *tg_env_value_in(json_t *env, const char *name, bool *defined)
         if (defined)
             *defined = true;
         /* A later definition replaces an earlier one, as the kubelet builds the env. */
-        struct tg_env_members m;
-        tg_env_entry_read(e, &m);
-        value = json_string_value(m.value);
-        if (!value && !m.value_from)
-            value = "";
+        value = tg_env_value_at(env, i);
     }
     return value;
+}
+
+const char *tg_env_value_at(json_t *env, size_t i)
+{
+    struct tg_env_members m;
+    tg_env_entry_read(json_array_get(env, i), &m);
+    const char *value = json_string_value(m.value);
+    return !value && !m.value_from ? "" : value;
 }
 
 /* Appends src[0..n) to buf at *at, keeping room for the NUL; false when it does not fit. */

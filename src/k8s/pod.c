@@ -954,6 +954,17 @@ const char *tg_ctr_env_name(const struct tg_container *c, size_t i)
     return i < c->env_names_n ? c->env_names[i] : NULL;
 }
 
+/* The index of the last entry of name among c's kept env names, or -1. */
+static long env_last(const struct tg_container *c, const char *name)
+{
+    for (size_t i = c->env_names_n; i-- > 0;) {
+        const char *n = c->env_names[i];
+        if (n && n[0] == name[0] && !strcmp(n, name))
+            return (long)i;
+    }
+    return -1;
+}
+
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined)
 {
@@ -966,15 +977,24 @@ const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char 
         *defined = false;
     if (len == 0)
         return NULL;
-    for (size_t i = c->env_names_n; i-- > 0;) {
-        const char *n = c->env_names[i];
-        if (!n || n[0] != name[0] || strcmp(n, name))
-            continue;
-        if (defined)
-            *defined = true;
-        return tg_env_get_at(c->env_raw, i, buf, len);
-    }
-    return NULL;
+    long i = env_last(c, name);
+    if (i < 0)
+        return NULL;
+    if (defined)
+        *defined = true;
+    return tg_env_get_at(c->env_raw, (size_t)i, buf, len);
+}
+
+const char *tg_ctr_env_value(const struct tg_container *c, const char *name, bool *defined)
+{
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_value_in(c->env_raw, name, defined);
+    long i = env_last(c, name);
+    if (defined)
+        *defined = i >= 0;
+    return i < 0 ? NULL : tg_env_value_at(c->env_raw, (size_t)i);
 }
 
 bool tg_fi_provider_selects_efa(const char *value)

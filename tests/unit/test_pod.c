@@ -767,12 +767,13 @@ END_TEST
  * with entries without a string name, a repeated name, a reference and an empty buffer. */
 START_TEST(container_env_memo_agrees_with_the_object)
 {
-    static const char *const names[] = {"A", "B", "C", "P0", "P10", "P11", "P12", "D", ""};
-    for (int n = TG_ENV_MEMO_MAX - 5; n <= TG_ENV_MEMO_MAX - 4; n++) { /* 16 entries, then 17 */
+    static const char *const names[] = {"A", "B", "C", "P0", "P9", "P10", "P11", "D", ""};
+    for (int n = TG_ENV_MEMO_MAX - 6; n <= TG_ENV_MEMO_MAX - 5; n++) { /* 16 entries, then 17 */
         char spec[2048];
         int at = snprintf(spec, sizeof(spec),
                           "{containers: [{name: c, env: [{name: A, value: x}, {value: nameless}, "
-                          "{name: 7, value: n}, {name: B, value: \"$(A)-y\"}");
+                          "{name: 7, value: n}, {name: B, value: \"$(A)-y\"}, "
+                          "{name: C, valueFrom: {fieldRef: {fieldPath: metadata.name}}}");
         for (int i = 0; i < n; i++)
             at += snprintf(spec + at, sizeof(spec) - (size_t)at, ", {name: P%d, value: p%d}", i, i);
         snprintf(spec + at, sizeof(spec) - (size_t)at, ", {name: A, value: z}]}]}");
@@ -780,23 +781,29 @@ START_TEST(container_env_memo_agrees_with_the_object)
         json_t *obj;
         decode_pod(spec, &wl, &obj);
         const struct tg_container *c = &wl.tpl[0].containers[0];
-        ck_assert_int_eq(json_array_size(c->env_raw), (size_t)n + 5);
+        ck_assert_int_eq(json_array_size(c->env_raw), (size_t)n + 6);
         for (int round = 0; round < 2; round++) {
             for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
                 char a[64], b[64];
                 bool da = true, db = false;
                 const char *va = tg_env_get(c->c, names[i], a, sizeof(a), &da);
                 const char *vb = tg_ctr_env_get(c, names[i], b, sizeof(b), &db);
-                ck_assert_msg(da == db, "%d entries: %s", n + 5, names[i]);
+                ck_assert_msg(da == db, "%d entries: %s", n + 6, names[i]);
                 ck_assert_msg((!va && !vb) || (va && vb && !strcmp(va, vb)), "%d entries: %s",
-                              n + 5, names[i]);
+                              n + 6, names[i]);
                 db = true;
                 ck_assert_ptr_null(tg_ctr_env_get(c, names[i], b, 0, &db));
                 ck_assert(!db);
+                /* the literal value, as tg_env_value reads it */
+                va = tg_env_value(c->c, names[i], &da);
+                vb = tg_ctr_env_value(c, names[i], &db);
+                ck_assert_msg(da == db, "%d entries: %s: defined", n + 6, names[i]);
+                ck_assert_msg((!va && !vb) || (va && vb && !strcmp(va, vb)), "%d entries: %s",
+                              n + 6, names[i]);
             }
         }
-        ck_assert_int_eq(c->env_memo, n + 5 <= TG_ENV_MEMO_MAX ? 1 : -1);
-        for (size_t i = 0; i <= (size_t)n + 5; i++) {
+        ck_assert_int_eq(c->env_memo, n + 6 <= TG_ENV_MEMO_MAX ? 1 : -1);
+        for (size_t i = 0; i <= (size_t)n + 6; i++) {
             const char *want = tg_env_entry_name(json_array_get(c->env_raw, i));
             const char *got = tg_ctr_env_name(c, i);
             ck_assert_msg((!want && !got) || (want && got && !strcmp(want, got)), "%zu", i);
@@ -804,7 +811,7 @@ START_TEST(container_env_memo_agrees_with_the_object)
         char b[64];
         ck_assert_str_eq(tg_ctr_env_get(c, "A", b, sizeof(b), NULL), "z");
         ck_assert_str_eq(tg_ctr_env_get(c, "B", b, sizeof(b), NULL), "x-y");
-        ck_assert_str_eq(tg_ctr_env_get(c, "P10", b, sizeof(b), NULL), "p10");
+        ck_assert_str_eq(tg_ctr_env_get(c, "P9", b, sizeof(b), NULL), "p9");
         tg_workload_release(&wl);
         json_decref(obj);
     }
