@@ -40,6 +40,8 @@ int tg_int_value(const json_t *v, long long *out);
  * read) only to report a wrong type. */
 json_t *tg_read_object(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
                        const char *key);
+json_t *tg_read_array(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                      const char *key);
 const char *tg_read_string(struct tg_eval *ev, json_t *raw, json_t *parent,
                            const struct tg_path *path, const char *key);
 int tg_read_int(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,

@@ -89,13 +89,21 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
 int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
 
 /* ---- the pod spec's scheduling members ------------------------------------------------------
- * spec.nodeSelector, spec.affinity and spec.resourceClaims of t as json_object_get answers them
- * (any JSON type, NULL when absent), read once per template (tg_workload_decode calls
- * tg_template_read_spec when its decoder is done), looked up when t was not read so. */
+ * spec.nodeSelector, spec.affinity, spec.resourceClaims, spec.volumes and spec.schedulingGates of
+ * t as json_object_get answers them (any JSON type, NULL when absent), read once per template
+ * with containers and initContainers (tg_template_add_containers calls tg_template_read_spec,
+ * and tg_workload_decode when its decoder is done, for a template it has not read), looked up
+ * when t was not read so. */
 void tg_template_read_spec(struct tg_template *t);
+/* A pod spec of at most this many members is walked for the seven members kept (a step of the
+ * walk costs a fraction of a lookup, which hashes its key); a larger one has them looked up. A
+ * Pod's spec, with the API server's defaults, has 15 to 20. */
+#define TG_SPEC_WALK_MAX 24
 json_t *tg_template_node_selector(const struct tg_template *t);
 json_t *tg_template_affinity(const struct tg_template *t);
 json_t *tg_template_resource_claims(const struct tg_template *t);
+json_t *tg_template_volumes(const struct tg_template *t);
+json_t *tg_template_scheduling_gates(const struct tg_template *t);
 
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)

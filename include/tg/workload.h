@@ -110,13 +110,16 @@ struct tg_template {
      * absent when it is not known at admission, field the object field it comes from. NULL when
      * none. Owned by the view. */
     json_t *operator_env;
-    /* spec.nodeSelector, spec.affinity and spec.resourceClaims as written (json_object_get's
-     * answer: any JSON type, NULL when absent or when spec is no object), read once when the
-     * decoder is done (spec_read), for the readers that would look them up several times per
-     * request (include/tg/pod.h: tg_template_node_selector). Without spec_read (a template built
-     * by hand) they are looked up. */
+    /* spec.nodeSelector, spec.affinity, spec.resourceClaims, spec.volumes and
+     * spec.schedulingGates as written (json_object_get's answer: any JSON type, NULL when absent
+     * or when spec is no object), read once (spec_read) when the decoder adds the containers or
+     * is done, for the readers that would look them up several times per request
+     * (include/tg/pod.h: tg_template_node_selector); containers and initContainers (the
+     * decoder's own reads) with them. Without spec_read (a template built by hand) they are
+     * looked up. */
     bool spec_read;
-    json_t *node_selector, *affinity, *resource_claims;
+    json_t *node_selector, *affinity, *resource_claims, *volumes, *scheduling_gates;
+    json_t *containers_raw, *init_containers_raw;
     /* tg_template_instance_types' answer, kept when no fit and no wrong JSON type shaped it (no
      * family pin was enumerated; nothing was reported), for its later calls without ev: the rules
      * ask for one template's types up to five times per request. Written through the rules'

@@ -133,6 +133,14 @@ json_t *tg_read_object(struct tg_eval *ev, json_t *raw, json_t *parent, const st
     return json_is_object(raw) ? raw : NULL;
 }
 
+json_t *tg_read_array(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                      const char *key)
+{
+    if (tg_wrong_type(raw, JSON_ARRAY))
+        return tg_get_array(ev, parent, path, key); /* reports it */
+    return json_is_array(raw) ? raw : NULL;
+}
+
 const char *tg_read_string(struct tg_eval *ev, json_t *raw, json_t *parent,
                            const struct tg_path *path, const char *key)
 {

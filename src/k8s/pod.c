@@ -687,23 +687,63 @@ int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *
                     &t->spec_path, keys, nkeys, out);
 }
 
-/* A pod spec with at most this many members is walked for its three members; a larger one (a
- * Pod's, with the API server's defaults) has them looked up. */
-#define SPEC_WALK_MAX 4
+/* The spec members kept, in the order of spec_slot's answers. */
+static const char *const spec_keys[] = {"containers",     "initContainers", "nodeSelector",
+                                        "affinity",       "resourceClaims", "volumes",
+                                        "schedulingGates"};
+#define SPEC_KEYS 7
+
+/* The index in spec_keys of the key k (kl bytes, which may hold a NUL), or -1: told apart by
+ * length and a byte, then compared. */
+static int spec_slot(const char *k, size_t kl)
+{
+    int i;
+    switch (kl) {
+    case 7:
+        i = 5;
+        break;
+    case 8:
+        i = 3;
+        break;
+    case 10:
+        i = 0;
+        break;
+    case 12:
+        i = 2;
+        break;
+    case 14:
+        i = k[0] == 'i' ? 1 : 4;
+        break;
+    case 15:
+        i = 6;
+        break;
+    default:
+        return -1;
+    }
+    return k[0] == spec_keys[i][0] && !memcmp(k, spec_keys[i], kl) ? i : -1;
+}
 
 void tg_template_read_spec(struct tg_template *t)
 {
-    static const char *const keys[] = {"nodeSelector", "affinity", "resourceClaims"};
-    json_t *v[3] = {NULL, NULL, NULL};
-    if (json_object_size(t->spec) <= SPEC_WALK_MAX) {
-        tg_members_named(t->spec, keys, 3, v); /* nothing when spec is no object */
+    json_t *v[SPEC_KEYS] = {NULL};
+    if (json_object_size(t->spec) <= TG_SPEC_WALK_MAX) {
+        /* nothing when spec is no object */
+        for (void *it = json_object_iter(t->spec); it; it = json_object_iter_next(t->spec, it)) {
+            int i = spec_slot(json_object_iter_key(it), json_object_iter_key_len(it));
+            if (i >= 0)
+                v[i] = json_object_iter_value(it);
+        }
     } else {
-        for (size_t i = 0; i < 3; i++)
-            v[i] = json_object_get(t->spec, keys[i]);
+        for (size_t i = 0; i < SPEC_KEYS; i++)
+            v[i] = json_object_get(t->spec, spec_keys[i]);
     }
-    t->node_selector = v[0];
-    t->affinity = v[1];
-    t->resource_claims = v[2];
+    t->containers_raw = v[0];
+    t->init_containers_raw = v[1];
+    t->node_selector = v[2];
+    t->affinity = v[3];
+    t->resource_claims = v[4];
+    t->volumes = v[5];
+    t->scheduling_gates = v[6];
     t->spec_read = true;
 }
 
@@ -720,6 +760,16 @@ json_t *tg_template_affinity(const struct tg_template *t)
 json_t *tg_template_resource_claims(const struct tg_template *t)
 {
     return t->spec_read ? t->resource_claims : json_object_get(t->spec, "resourceClaims");
+}
+
+json_t *tg_template_volumes(const struct tg_template *t)
+{
+    return t->spec_read ? t->volumes : json_object_get(t->spec, "volumes");
+}
+
+json_t *tg_template_scheduling_gates(const struct tg_template *t)
+{
+    return t->spec_read ? t->scheduling_gates : json_object_get(t->spec, "schedulingGates");
 }
 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,

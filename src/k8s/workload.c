@@ -90,8 +90,11 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
 int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
 {
     static const char *const lists[] = {"containers", "initContainers"};
+    /* the spec's members the view keeps, with the two lists, in one read */
+    tg_template_read_spec(t);
+    json_t *raw[] = {t->containers_raw, t->init_containers_raw};
     for (size_t l = 0; l < 2; l++) {
-        json_t *arr = tg_get_array(ev, t->spec, &t->spec_path, lists[l]);
+        json_t *arr = tg_read_array(ev, raw[l], t->spec, &t->spec_path, lists[l]);
         struct tg_path lp, cp;
         size_t i;
         json_t *c;
@@ -604,11 +607,12 @@ static bool suspend_field(enum tg_kind kind, json_t *spec, json_t **parent, cons
     }
 }
 
-static bool kueue_gated(json_t *pod_spec)
+/* gates: a pod spec's schedulingGates as written */
+static bool kueue_gated(json_t *gates)
 {
     size_t i;
     json_t *g;
-    json_array_foreach (json_object_get(pod_spec, "schedulingGates"), i, g) {
+    json_array_foreach (gates, i, g) {
         const char *n = json_string_value(json_object_get(g, "name"));
         if (n && (!strcmp(n, KUEUE_ADMISSION_GATE) || !strcmp(n, KUEUE_TOPOLOGY_GATE)))
             return true;
@@ -616,15 +620,15 @@ static bool kueue_gated(json_t *pod_spec)
     return false;
 }
 
-/* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. */
-/* raw_spec: the object's spec as json_object_get answers it */
-static void queue_state(struct tg_workload *wl, json_t *spec, json_t *raw_spec)
+/* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. A Pod's gates are
+ * read from its template (its spec is the object's), when the decoder made one. */
+static void queue_state(struct tg_workload *wl, json_t *spec)
 {
     json_t *parent = NULL;
     const char *key;
     wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
     if (wl->kind == TG_KIND_POD) {
-        wl->queue_held = kueue_gated(raw_spec);
+        wl->queue_held = wl->ntpl > 0 && kueue_gated(tg_template_scheduling_gates(&wl->tpl[0]));
         return;
     }
     if (!wl->queued)
@@ -740,10 +744,12 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         tg_path_key(&sp, &root, "spec");
     json_t *spec = kind == TG_KIND_POD ? NULL : tg_read_object(ev, top[3], obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
-    queue_state(wl, spec, top[3]);
     int rc = decode_kind(ev, wl, spec, &sp, version, top);
-    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++)
-        tg_template_read_spec(&wl->tpl[i]);
+    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++) {
+        if (!wl->tpl[i].spec_read) /* a template whose containers the decoder added itself */
+            tg_template_read_spec(&wl->tpl[i]);
+    }
+    queue_state(wl, spec);
     if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
                     kind == TG_KIND_VCJOB))
         single_world(wl);

@@ -296,7 +296,7 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     struct tg_path vp, ip, hp;
     size_t i;
     json_t *v;
-    json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
+    json_t *vols = tg_read_array(ev, tg_template_volumes(t), t->spec, &t->spec_path, "volumes");
     json_array_foreach (vols, i, v) {
         if (!json_is_object(v))
             continue;

@@ -219,6 +219,62 @@ START_TEST(instance_family_cuts_to_the_buffer)
 }
 END_TEST
 
+/* The spec members a template keeps (walked in a spec of up to 24 members, looked up in a
+ * larger one) are what json_object_get answers, whatever their types; a key with a NUL inside is
+ * another key. The containers are read from the kept lists. */
+START_TEST(template_spec_members_walked_and_looked_up_agree)
+{
+    static const char *const specs[] = {
+        "{containers: [{name: a}], initContainers: [{name: i}], nodeSelector: {k: v}, affinity: "
+        "{}, resourceClaims: [{name: r}], volumes: [{name: v}], schedulingGates: [{name: g}]}",
+        "{containers: 3, initContainers: x, nodeSelector: [], affinity: 1, resourceClaims: {}, "
+        "volumes: null, schedulingGates: true, other: 1, hostNetwork: true}",
+        "{initContainers: [{name: i}, 7], volumez: [], affinitx: {}, nodeSelectors: {}}",
+        "{}",
+    };
+    static const char *const keys[] = {"nodeSelector", "affinity", "resourceClaims", "volumes",
+                                       "schedulingGates"};
+    for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+        for (int padded = 0; padded < 2; padded++) {
+            char text[1024];
+            snprintf(text, sizeof(text),
+                     "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: %s}", specs[k]);
+            json_t *obj = yaml(text);
+            json_t *spec = json_object_get(obj, "spec");
+            /* keys with a NUL inside, which are not the members kept */
+            json_object_setn_new(spec, "volumes\0x", 9, json_array());
+            json_object_setn_new(spec, "containers\0", 11, json_array());
+            for (int i = 0; padded && json_object_size(spec) <= TG_SPEC_WALK_MAX; i++) {
+                char key[32];
+                snprintf(key, sizeof(key), "pad-%d", i);
+                json_object_set_new(spec, key, json_string("x"));
+            }
+            struct tg_workload wl;
+            ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL),
+                             0);
+            const struct tg_template *t = &wl.tpl[0];
+            json_t *got[] = {tg_template_node_selector(t), tg_template_affinity(t),
+                             tg_template_resource_claims(t), tg_template_volumes(t),
+                             tg_template_scheduling_gates(t)};
+            for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+                ck_assert_msg(got[i] == json_object_get(spec, keys[i]), "%s%s: %s", specs[k],
+                              padded ? " padded" : "", keys[i]);
+            ck_assert_ptr_eq(t->containers_raw, json_object_get(spec, "containers"));
+            ck_assert_ptr_eq(t->init_containers_raw, json_object_get(spec, "initContainers"));
+            size_t want = 0;
+            for (size_t l = 0; l < 2; l++) {
+                json_t *arr = json_object_get(spec, l ? "initContainers" : "containers");
+                for (size_t i = 0; i < json_array_size(arr); i++)
+                    want += json_is_object(json_array_get(arr, i));
+            }
+            ck_assert_uint_eq(t->ncontainers, want);
+            tg_workload_release(&wl);
+            json_decref(obj);
+        }
+    }
+}
+END_TEST
+
 START_TEST(template_uses_claims)
 {
     static const struct {
@@ -239,9 +295,9 @@ START_TEST(template_uses_claims)
         decode_pod(cases[i].spec, &wl, &obj);
         ck_assert_msg(tg_template_uses_claims(&wl.tpl[0]) == cases[i].claims, "%s", cases[i].spec);
         tg_workload_release(&wl);
-        /* the spec's members walked above; looked up in a spec of more than 4 members */
+        /* the spec's members walked above; looked up in a spec of more than 24 members */
         json_t *spec = json_object_get(obj, "spec");
-        for (int k = 0; json_object_size(spec) <= 4; k++) {
+        for (int k = 0; json_object_size(spec) <= TG_SPEC_WALK_MAX; k++) {
             char key[32];
             snprintf(key, sizeof(key), "pad-%d", k);
             json_object_set_new(spec, key, json_string("x"));
@@ -447,7 +503,7 @@ START_TEST(label_pin)
     tg_workload_release(&wl);
     /* a spec of more members than the decoder walks has its members looked up: the same pin */
     json_t *spec = json_object_get(obj, "spec");
-    for (int i = 0; json_is_object(spec) && json_object_size(spec) <= 4; i++) {
+    for (int i = 0; json_is_object(spec) && json_object_size(spec) <= TG_SPEC_WALK_MAX; i++) {
         char key[32];
         snprintf(key, sizeof(key), "pad-%d", i);
         json_object_set_new(spec, key, json_string("x"));
@@ -902,6 +958,7 @@ Suite *tg_test_pod_suite(void)
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
     tcase_add_test(tc, template_count_kept_agrees_and_follows_added_containers);
+    tcase_add_test(tc, template_spec_members_walked_and_looked_up_agree);
     tcase_add_test(tc, template_uses_claims);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
