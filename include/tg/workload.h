@@ -43,6 +43,9 @@ enum tg_role {
     TG_ROLE_INITIALIZER, /* Kubeflow Trainer dataset or model initializer */
 };
 
+/* The most hugepages-* names of one container the decoder keeps (struct tg_container). */
+#define TG_HUGEPAGE_NAMES_MAX 7
+
 /* The most env entries of one container whose names tg_ctr_env_get keeps (include/tg/pod.h). */
 #define TG_ENV_MEMO_MAX 16
 
@@ -73,8 +76,11 @@ struct tg_container {
      * one walk over each: tg_ctr_res answers for those four from them, tg_ctr_count for
      * hugepages-2Mi from [3]. */
     json_t *dev_limit[4], *dev_request[4];
-    /* Some key of limits or requests begins with "hugepages-" (found in the same walks). */
+    /* Some key of limits or requests begins with "hugepages-" (found in the same walks), and the
+     * first TG_HUGEPAGE_NAMES_MAX of those keys, distinct, limits' first (borrowed). */
     bool hugepage_keys;
+    unsigned char nhugepage_names;
+    const char *hugepage_names[TG_HUGEPAGE_NAMES_MAX];
     /* The names of env_raw's entries (NULL for an entry without a string name), read on the
      * first tg_ctr_env_get and kept for its later calls: the rules ask one container for several
      * variables per request, and each ask walked every entry. Written through the rules' const

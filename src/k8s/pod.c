@@ -100,9 +100,21 @@ static int ctr_count_read(const struct tg_container *c, const char *name, long l
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
+/* Adds hugepages key k to c's names unless it is there or they are full. */
+static void hugepage_name(struct tg_container *c, const char *k)
+{
+    for (size_t i = 0; i < c->nhugepage_names; i++) {
+        if (!strcmp(c->hugepage_names[i], k))
+            return;
+    }
+    if (c->nhugepage_names < TG_HUGEPAGE_NAMES_MAX)
+        c->hugepage_names[c->nhugepage_names++] = k;
+}
+
 /* tg_members_named(map, devices, 4, out); returns whether some key of map begins with
- * "hugepages-" (the hugepages quantity check reads only such maps). */
-static bool device_members(json_t *map, json_t **out)
+ * "hugepages-" (the hugepages quantity check reads only such maps), and adds those keys to c's
+ * hugepages names. */
+static bool device_members(struct tg_container *c, json_t *map, json_t **out)
 {
     bool huge = false;
     for (size_t i = 0; i < 4; i++)
@@ -111,6 +123,8 @@ static bool device_members(json_t *map, json_t **out)
         const char *k = json_object_iter_key(it);
         bool hp = k[0] == 'h' && !strncmp(k, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX));
         huge = huge || hp;
+        if (hp)
+            hugepage_name(c, k);
         for (size_t i = hp ? HUGEPAGES_2MI : 0; i < (hp ? 4 : HUGEPAGES_2MI); i++) {
             /* a key with a NUL inside is another key (json_object_get compares lengths) */
             if (k[0] == devices[i][0] && !strcmp(k, devices[i]) &&
@@ -126,8 +140,9 @@ static bool device_members(json_t *map, json_t **out)
 void tg_ctr_count_devices(struct tg_container *c)
 {
     /* one walk over limits and one over requests for the four names, not a lookup each */
-    bool huge = device_members(c->limits, c->dev_limit);
-    c->hugepage_keys = device_members(c->requests, c->dev_request) || huge;
+    c->nhugepage_names = 0;
+    bool huge = device_members(c, c->limits, c->dev_limit);
+    c->hugepage_keys = device_members(c, c->requests, c->dev_request) || huge;
     for (int i = 0; i < 3; i++) {
         /* the limit when present, else the request */
         json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];

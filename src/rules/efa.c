@@ -18,7 +18,6 @@
 #include "tg/registry.h"
 #include "tg/roles.h"
 
-#define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
 #define VALUE_TEXT_MAX 40
 /* Templates whose rank lists the env and RDMA checks keep on the stack; more take the heap. */
@@ -159,27 +158,10 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     }
 }
 
-/* Adds the hugepages-* names of one resource map to names (deduplicated). */
-static void hugepage_names(json_t *map, const char **names, size_t *n, size_t cap)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach (map, key, v) {
-        if (key[0] != 'h' || strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
-            continue;
-        bool dup = false;
-        for (size_t i = 0; i < *n; i++)
-            dup |= !strcmp(names[i], key);
-        if (!dup && *n < cap)
-            names[(*n)++] = key;
-    }
-    (void)v;
-}
-
 static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path rp;
-    const char *names[8];
+    const char *names[1 + TG_HUGEPAGE_NAMES_MAX];
     size_t n = 0;
     /* resources, limits and requests as the decoder read them; read again through the getters
      * only to report a wrong type */
@@ -188,20 +170,17 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
         tg_get_object(ev, c->c, &c->path, "resources");
     json_t *lraw = c->limits_raw;
     json_t *rraw = c->requests_raw;
-    json_t *limits = json_is_object(lraw) ? lraw : NULL;
-    json_t *requests = json_is_object(rraw) ? rraw : NULL;
     if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {
         /* the path is built only to report the wrong type, as the getters do */
         tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
-        limits = tg_get_object(ev, res, &rp, "limits");
-        requests = tg_get_object(ev, res, &rp, "requests");
+        tg_get_object(ev, res, &rp, "limits");
+        tg_get_object(ev, res, &rp, "requests");
     }
     bool limits_usable = !lraw || json_is_null(lraw) || json_is_object(lraw);
     names[n++] = TG_RES_EFA;
-    if (c->hugepage_keys) { /* the decoder saw a hugepages- key in limits or requests */
-        hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
-        hugepage_names(requests, names, &n, sizeof(names) / sizeof(names[0]));
-    }
+    /* the hugepages-* keys of limits, then the others of requests, as the decoder found them */
+    for (size_t i = 0; i < c->nhugepage_names; i++)
+        names[n++] = c->hugepage_names[i];
     for (size_t i = 0; i < n; i++)
         check_resource(ev, c, names[i], limits_usable);
 }

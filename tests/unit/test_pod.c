@@ -191,6 +191,55 @@ START_TEST(container_without_resources)
 }
 END_TEST
 
+/* A decoded container keeps the hugepages-* keys of its limits, then those of its requests not
+ * in limits, up to TG_HUGEPAGE_NAMES_MAX of them: what a walk over the two maps gives. */
+START_TEST(decoded_hugepage_names_are_the_maps_keys)
+{
+    static const char *const resources[] = {
+        "{limits: {hugepages-2Mi: 1Gi, cpu: 1}, requests: {hugepages-2Mi: 1Gi, hugepages-1Gi: "
+        "2Gi}}",
+        "{requests: {hugepages-1Gi: 2Gi, hugepages-: 1}}",
+        "{limits: {hugepages-a: 1, hugepages-b: 1, hugepages-c: 1, hugepages-d: 1}, requests: "
+        "{hugepages-e: 1, hugepages-a: 1, hugepages-f: 1, hugepages-g: 1, hugepages-h: 1}}",
+        "{limits: {hugepage-2Mi: 1, Hugepages-2Mi: 1}}",
+        "{limits: [hugepages-2Mi], requests: {hugepages-2Mi: 1}}",
+        "{}",
+    };
+    for (size_t k = 0; k < sizeof(resources) / sizeof(resources[0]); k++) {
+        char text[512];
+        snprintf(text, sizeof(text), "{name: c, resources: %s}", resources[k]);
+        json_t *c = yaml(text);
+        struct tg_template t;
+        struct tg_path root;
+        memset(&t, 0, sizeof(t));
+        tg_path_root(&root);
+        ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+        const char *want[TG_HUGEPAGE_NAMES_MAX];
+        size_t n = 0;
+        static const char *const maps[] = {"limits", "requests"};
+        for (size_t m = 0; m < 2; m++) {
+            json_t *map = json_object_get(json_object_get(c, "resources"), maps[m]), *v;
+            const char *key;
+            json_object_foreach (map, key, v) {
+                bool dup = false;
+                for (size_t i = 0; i < n; i++)
+                    dup |= !strcmp(want[i], key);
+                if (!strncmp(key, "hugepages-", 10) && !dup && n < TG_HUGEPAGE_NAMES_MAX)
+                    want[n++] = key;
+            }
+        }
+        const struct tg_container *ctr = &t.containers[0];
+        ck_assert_msg(ctr->nhugepage_names == n, "%s: %u names, expected %zu", resources[k],
+                      ctr->nhugepage_names, n);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_str_eq(ctr->hugepage_names[i], want[i]);
+        ck_assert(ctr->hugepage_keys == (n > 0));
+        free(t.containers);
+        json_decref(c);
+    }
+}
+END_TEST
+
 /* ---- template counts: sum of containers, or the largest init container -------------------- */
 
 static void decode_pod(const char *spec, struct tg_workload *wl, json_t **obj)
@@ -957,6 +1006,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_loop_test(tc, digit_counts_agree_with_the_quantity_grammar, 0,
                         (int)(sizeof(digit_strings) / sizeof(digit_strings[0])));
     tcase_add_test(tc, template_count_sums_and_takes_init_max);
+    tcase_add_test(tc, decoded_hugepage_names_are_the_maps_keys);
     tcase_add_test(tc, template_count_kept_agrees_and_follows_added_containers);
     tcase_add_test(tc, template_spec_members_walked_and_looked_up_agree);
     tcase_add_test(tc, template_uses_claims);
