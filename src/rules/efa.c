@@ -107,6 +107,15 @@ static bool check_value(struct tg_eval *ev, const char *name, const json_t *v,
     return true;
 }
 
+/* a and b are JSON strings of the same bytes. */
+static bool same_string(const json_t *a, const json_t *b)
+{
+    if (!json_is_string(a) || !json_is_string(b))
+        return false;
+    size_t n = json_string_length(a);
+    return n == json_string_length(b) && !memcmp(json_string_value(a), json_string_value(b), n);
+}
+
 /* Checks one non-overcommittable resource (EFA, hugepages-*) of container c. */
 static void check_resource(struct tg_eval *ev, const struct tg_container *c, const char *name,
                            bool limits_usable)
@@ -122,7 +131,11 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     bool lplain = r.limit && tg_plain_count(r.limit, &ln);
     bool rplain = r.request && tg_plain_count(r.request, &rn);
     bool lok = lplain || (r.limit && check_value(ev, name, r.limit, c, "limits", &lq));
-    bool rok = rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
+    /* a request written as the same string as a usable limit ("5120Mi" twice) is as usable and
+     * equal to it: no second parse, no comparison */
+    bool same = lok && !lplain && r.request && same_string(r.limit, r.request);
+    bool rok = same || rplain ||
+               (r.request && check_value(ev, name, r.request, c, "requests", &rq));
     if (!r.request || !rok)
         return;
     if (!r.limit) {
@@ -139,7 +152,9 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     if (!lok)
         return;
     bool differ;
-    if (lplain && rplain) {
+    if (same) {
+        differ = false;
+    } else if (lplain && rplain) {
         differ = ln != rn;
     } else {
         /* one plain, one not: the plain one parsed too (it parses, as a quantity) */
