@@ -208,6 +208,14 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
     long long n = 0;
     if (!tg_ctr_requests_efa(c))
         return;
+    /* A string that begins with a digit 1-9 ("5120Mi") is a count above 0 or no count at all (a
+     * fraction, a tiny exponent, garbage after it): either way not "no hugepages", and the
+     * quantity parser need not say which. */
+    struct tg_res r;
+    tg_ctr_res(c, TG_RES_HUGEPAGES_2MI, &r);
+    const char *s = json_string_value(r.limit ? r.limit : r.request);
+    if (s && s[0] >= '1' && s[0] <= '9')
+        return;
     int rc = tg_ctr_count(c, TG_RES_HUGEPAGES_2MI, &n);
     if (rc < 0 || (rc == 1 && n > 0))
         return;
