@@ -698,6 +698,11 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
 int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
                                   const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
+    if (t->spec_read && (!t->affinity || json_is_null(t->affinity))) {
+        /* no affinity (the common case): open and unmentioned, as node_affinity_in finds it */
+        tg_label_pin_init(out);
+        return 0;
+    }
     return pin_read(node_affinity_in, ev, t->spec, t->spec_read ? &t->affinity : NULL,
                     &t->spec_path, keys, nkeys, out);
 }

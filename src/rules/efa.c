@@ -134,8 +134,8 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     /* a request written as the same string as a usable limit ("5120Mi" twice) is as usable and
      * equal to it: no second parse, no comparison */
     bool same = lok && !lplain && r.request && same_string(r.limit, r.request);
-    bool rok = same || rplain ||
-               (r.request && check_value(ev, name, r.request, c, "requests", &rq));
+    bool rok =
+        same || rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
     if (!r.request || !rok)
         return;
     if (!r.limit) {

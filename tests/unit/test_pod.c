@@ -564,6 +564,48 @@ START_TEST(label_pin)
 }
 END_TEST
 
+/* A template's required node affinity pin, read from the affinity the decoder kept (none or null:
+ * open at once) or looked up, is tg_pin_node_affinity's on the spec. */
+START_TEST(template_affinity_pin_agrees_with_the_spec)
+{
+    static const char *const specs[] = {
+        "{containers: [{name: c}]}",
+        "{affinity: null, containers: [{name: c}]}",
+        "{affinity: {}, containers: [{name: c}]}",
+        "{affinity: {nodeAffinity: null}}",
+        "{affinity: [x]}",
+        "{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "{nodeSelectorTerms: [{matchExpressions: [{key: k1, operator: In, values: [a, b]}]}]}}}}",
+        "{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "{nodeSelectorTerms: []}}}}",
+    };
+    static const char *const keys[] = {"k1", "k2"};
+    for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+        struct tg_workload wl;
+        json_t *obj;
+        struct tg_label_pin want, got;
+        struct tg_path root;
+        tg_path_root(&root);
+        decode_pod(specs[k], &wl, &obj);
+        ck_assert_int_eq(
+            tg_pin_node_affinity(NULL, json_object_get(obj, "spec"), &root, keys, 2, &want), 0);
+        for (int lookup = 0; lookup < 2; lookup++) {
+            wl.tpl[0].spec_read = !lookup;
+            ck_assert_int_eq(tg_template_pin_node_affinity(NULL, &wl.tpl[0], keys, 2, &got), 0);
+            ck_assert_msg(got.finite == want.finite && got.mentioned == want.mentioned &&
+                              got.n == want.n,
+                          "%s (%s)", specs[k], lookup ? "looked up" : "kept");
+            for (size_t i = 0; i < got.n; i++)
+                ck_assert_str_eq(got.values[i], want.values[i]);
+            tg_label_pin_release(&got);
+        }
+        tg_label_pin_release(&want);
+        tg_workload_release(&wl);
+        json_decref(obj);
+    }
+}
+END_TEST
+
 /* A family pin's types depend on the fit: asked with one fit then another, each call answers for
  * its own fit (no kept answer from the first serves the second). */
 START_TEST(family_pin_follows_the_fit)
@@ -1014,6 +1056,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, family_pin_follows_the_fit);
     tcase_add_test(tc, instance_types_selector_walk_and_lookup_agree);
+    tcase_add_test(tc, template_affinity_pin_agrees_with_the_spec);
     tcase_add_loop_test(tc, selector_walk_and_lookup_agree, 0,
                         (int)(sizeof(selectors) / sizeof(selectors[0])));
     tcase_add_test(tc, selector_key_with_nul);
