@@ -112,11 +112,16 @@ json_t *tg_template_scheduling_gates(const struct tg_template *t);
  * allows any value, so then the affinity does not restrict the label); the expressions of one
  * term are ANDed (two `In` lists intersect; `NotIn` removes values from a finite set and leaves
  * an open one open). Exists, DoesNotExist, Gt, Lt and matchFields do not restrict the label. */
+#define TG_PIN_INLINE 4
 struct tg_label_pin {
-    bool finite;         /* the label is restricted to values[0..n) (n may be 0: no node) */
-    bool mentioned;      /* some expression or nodeSelector entry names one of the keys */
-    const char **values; /* malloc'd array of borrowed strings, distinct, in spec order */
+    bool finite;    /* the label is restricted to values[0..n) (n may be 0: no node) */
+    bool mentioned; /* some expression or nodeSelector entry names one of the keys */
+    /* borrowed strings, distinct, in spec order: in inline_values while TG_PIN_INLINE hold them
+     * (nearly every pin: one zone, one instance type), else a malloc'd array. values points into
+     * the struct itself then: a pin is not copied by assignment. */
+    const char **values;
     size_t n;
+    const char *inline_values[TG_PIN_INLINE];
 };
 
 void tg_label_pin_init(struct tg_label_pin *p);

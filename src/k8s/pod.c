@@ -303,7 +303,8 @@ void tg_label_pin_init(struct tg_label_pin *p)
 
 void tg_label_pin_release(struct tg_label_pin *p)
 {
-    free(p->values);
+    if (p->values != p->inline_values)
+        free(p->values);
     tg_label_pin_init(p);
 }
 
@@ -316,14 +317,34 @@ bool tg_label_pin_has(const struct tg_label_pin *p, const char *value)
     return false;
 }
 
+/* Room for n values in p (the inline array while they fit). Returns 0 or -ENOMEM. */
+static int pin_reserve(struct tg_label_pin *p, size_t n)
+{
+    if (!p->values)
+        p->values = p->inline_values;
+    if (n <= TG_PIN_INLINE)
+        return 0;
+    if (p->values == p->inline_values) {
+        const char **heap = malloc(n * sizeof(*heap));
+        if (!heap)
+            return -ENOMEM;
+        memcpy(heap, p->inline_values, p->n * sizeof(*heap));
+        p->values = heap;
+        return 0;
+    }
+    const char **grown = realloc(p->values, n * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    p->values = grown;
+    return 0;
+}
+
 static int pin_add(struct tg_label_pin *p, const char *v)
 {
     if (tg_label_pin_has(p, v))
         return 0;
-    const char **grown = realloc(p->values, (p->n + 1) * sizeof(*grown));
-    if (!grown)
+    if (pin_reserve(p, p->n + 1) < 0)
         return -ENOMEM;
-    p->values = grown;
     p->values[p->n++] = v;
     return 0;
 }
@@ -883,8 +904,7 @@ static int types_from_memo(const struct tg_template *t, struct tg_label_pin *out
     out->mentioned = t->types_memo.mentioned;
     if (t->types_memo.n == 0)
         return 0;
-    out->values = malloc(t->types_memo.n * sizeof(*out->values));
-    if (!out->values)
+    if (pin_reserve(out, t->types_memo.n) < 0)
         return -ENOMEM;
     memcpy(out->values, t->types_memo.values, t->types_memo.n * sizeof(*out->values));
     out->n = t->types_memo.n;

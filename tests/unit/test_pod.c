@@ -512,6 +512,21 @@ static const struct pin_case pins[] = {
     {"{nodeSelector: [a], affinity: 3}", false, false, ""},
     {TERMS("1, null"), false, false, ""},
     {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: a}]}"), true, true, ""},
+    /* more values than a pin holds inline, kept and served again, then narrowed */
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: [a, b, c, d, e, f]}]}"), true,
+     true, "a,b,c,d,e,f"},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: [a, b, c, d, e, f, g, h, i, "
+           "j]}]}"),
+     true, true, "a,b,c,d,e,f,g,h,i,j"},
+    {TERMS("{matchExpressions: [{key: " IT ", operator: In, values: [a, b, c, d, e, f]}, {key: " IT
+           ", operator: NotIn, values: [b, d]}]}, {matchExpressions: [{key: " IT
+           ", operator: In, values: [x, a, p, q]}]}"),
+     true, true, "a,c,e,f,x,p,q"},
+    {"{nodeSelector: {" IT
+     ": e}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+     "{nodeSelectorTerms: [{matchExpressions: [{key: " IT
+     ", operator: In, values: [a, b, c, d, e, f]}]}]}}}}",
+     true, true, "e"},
 };
 
 /* tg_template_instance_types on t gives pc's pin (how: which way it was asked, for the message). */
