@@ -112,6 +112,39 @@ START_TEST(paths_print_plain_keys_after_a_dot_and_others_in_brackets)
 }
 END_TEST
 
+/* Every byte, alone and between plain ones: a key prints after a dot when each of its bytes is an
+ * ASCII letter or digit, '_' or '-', else in brackets; the pointer escapes only '~' and '/'. */
+START_TEST(paths_classify_every_byte)
+{
+    for (int c = 1; c < 256; c++) {
+        for (int pad = 0; pad < 2; pad++) {
+            char key[4], field[16], ptr[16];
+            const char *tok = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
+            bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') || c == '_' || c == '-';
+            if (pad)
+                snprintf(key, sizeof(key), "a%cb", c);
+            else
+                snprintf(key, sizeof(key), "%c", c);
+            snprintf(field, sizeof(field), plain ? "r.%s" : "r[%s]", key);
+            if (tok)
+                snprintf(ptr, sizeof(ptr), pad ? "/r/a%sb" : "/r/%s", tok);
+            else
+                snprintf(ptr, sizeof(ptr), "/r/%s", key);
+            struct tg_path r, p;
+            tg_path_root(&r);
+            tg_path_key(&r, &r, "r");
+            tg_path_key(&p, &r, key);
+            ck_assert_msg(!strcmp(p.field, field), "byte %d: field %s, expected %s", c, p.field,
+                          field);
+            ck_assert_msg(!strcmp(p.ptr, ptr), "byte %d: ptr %s, expected %s", c, p.ptr, ptr);
+            ck_assert_uint_eq(p.field_len, strlen(field));
+            ck_assert_uint_eq(p.ptr_len, strlen(ptr));
+        }
+    }
+}
+END_TEST
+
 /* A key at the root prints without a dot (or in brackets); a key fills the field up to its last
  * byte, and one byte more overflows and leaves the field as it was. */
 START_TEST(paths_at_the_root_and_at_the_last_byte)
@@ -924,6 +957,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, paths_at_the_root_and_at_the_last_byte);
     tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
     tcase_add_test(tc, paths_print_plain_keys_after_a_dot_and_others_in_brackets);
+    tcase_add_test(tc, paths_classify_every_byte);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
     tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
     tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,
