@@ -245,10 +245,18 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     const char *impl = tg_read_string(ev, v[2], spec, sp, "mpiImplementation");
     m->implementation = impl ? impl : "OpenMPI";
     json_t *rp = tg_read_object(ev, v[3], spec, sp, "runPolicy");
-    tg_path_key(&p, sp, "runPolicy");
-    json_t *sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
-    tg_path_key(&p, &p, "schedulingPolicy");
-    if (tg_get_int(ev, sched, &p, "minAvailable", &n) == 1) {
+    /* runPolicy.schedulingPolicy.minAvailable, read without paths; they are built (and the two
+     * read again through the getters) only to report a wrong type */
+    json_t *sraw = json_object_get(rp, "schedulingPolicy");
+    json_t *sched = json_is_object(sraw) ? sraw : NULL;
+    got = tg_int_value(json_object_get(sched, "minAvailable"), &n);
+    if (tg_wrong_type(sraw, JSON_OBJECT) || got < 0) {
+        tg_path_key(&p, sp, "runPolicy");
+        sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
+        tg_path_key(&p, &p, "schedulingPolicy");
+        got = tg_get_int(ev, sched, &p, "minAvailable", &n);
+    }
+    if (got == 1) {
         m->has_min_available = true;
         m->min_available = n;
     }
