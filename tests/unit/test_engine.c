@@ -2,6 +2,7 @@
  * each mode, and the response encoder, driven by test-only rules and mutators. */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +191,40 @@ START_TEST(paths_at_the_root_and_at_the_last_byte)
 END_TEST
 
 /* The kept lengths match the strings through escapes, indexes, copies and overflow. */
+/* An index prints as "[i]" and "/i"; one that fills the field or the pointer up to its last byte
+ * fits, one byte more overflows and leaves that string as it was; 0 and SIZE_MAX print whole. */
+START_TEST(paths_index_at_the_last_byte)
+{
+    struct tg_path r, p;
+    char key[TG_PATH_MAX + 1], want[TG_PATH_MAX + 32];
+    tg_path_root(&r);
+    tg_path_index(&p, &r, 0);
+    ck_assert_str_eq(p.field, "[0]");
+    ck_assert_str_eq(p.ptr, "/0");
+    tg_path_index(&p, &r, SIZE_MAX);
+    snprintf(want, sizeof(want), "[%zu]", (size_t)SIZE_MAX);
+    ck_assert_str_eq(p.field, want);
+    snprintf(want, sizeof(want), "/%zu", (size_t)SIZE_MAX);
+    ck_assert_str_eq(p.ptr, want);
+    /* a key of n bytes, then index 12: the field needs n + 4 + 1 bytes, the pointer n + 4 + 1 */
+    for (size_t n = TG_PATH_MAX - 7; n <= TG_PATH_MAX - 4; n++) {
+        memset(key, 'k', n);
+        key[n] = '\0';
+        tg_path_root(&r);
+        tg_path_key(&r, &r, key);
+        tg_path_index(&p, &r, 12);
+        bool fits_field = n + 4 + 1 <= TG_PATH_MAX, fits_ptr = n + 1 + 3 + 1 <= TG_PATH_MAX;
+        snprintf(want, sizeof(want), "%s[12]", key);
+        ck_assert_str_eq(p.field, fits_field ? want : key);
+        snprintf(want, sizeof(want), "/%s/12", key);
+        ck_assert_str_eq(p.ptr, fits_ptr ? want : r.ptr);
+        ck_assert_uint_eq(p.field_len, strlen(p.field));
+        ck_assert_uint_eq(p.ptr_len, strlen(p.ptr));
+        ck_assert(p.overflow == (r.overflow || !fits_field || !fits_ptr));
+    }
+}
+END_TEST
+
 START_TEST(paths_keep_their_lengths_through_every_append)
 {
     static const char *const keys[] = {"spec", "a/b", "x~y", "vpc.amazonaws.com/efa", "", "k-1"};
@@ -958,6 +993,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
     tcase_add_test(tc, paths_print_plain_keys_after_a_dot_and_others_in_brackets);
     tcase_add_test(tc, paths_classify_every_byte);
+    tcase_add_test(tc, paths_index_at_the_last_byte);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
     tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
     tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,
