@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tg/base64.h"
+#include "tg/catalogue.h"
 #include "tg/handler.h"
 #include "tg/jsonw.h"
 #include "tg/patch.h"
@@ -854,6 +855,47 @@ START_TEST(mutate_records_no_verdict_annotations_for_decoder_findings)
 }
 END_TEST
 
+/* The first row whose group, kind and (when it names one) version are the ones asked, as a plain
+ * loop finds it: the catalogue lookup gives the same row for every group, version and kind of
+ * the table, crossed, and for NULL and unknown ones. */
+static const struct tg_api_def *api_lookup_ref(const char *g, const char *v, const char *k)
+{
+    for (size_t i = 0; i < tg_api_count; i++) {
+        const struct tg_api_def *a = &tg_api_defs[i];
+        if (!strcmp(a->group, g ? g : "") && !strcmp(a->kind_name, k ? k : "") &&
+            (!a->version || !strcmp(a->version, v ? v : "")))
+            return a;
+    }
+    return NULL;
+}
+
+START_TEST(api_lookup_finds_the_first_matching_row)
+{
+    const char *groups[64], *versions[64], *kinds[64];
+    size_t n = 0;
+    for (size_t i = 0; i < tg_api_count && n + 1 < 64; i++, n++) {
+        groups[n] = tg_api_defs[i].group;
+        versions[n] = tg_api_defs[i].version;
+        kinds[n] = tg_api_defs[i].kind_name;
+    }
+    groups[n] = "example.com";
+    versions[n] = "v9";
+    kinds[n] = "";
+    n++;
+    for (size_t g = 0; g <= n; g++) {
+        for (size_t v = 0; v <= n; v++) {
+            for (size_t k = 0; k <= n; k++) {
+                const char *gs = g < n ? groups[g] : NULL, *vs = v < n ? versions[v] : NULL;
+                const char *ks = k < n ? kinds[k] : NULL;
+                ck_assert_ptr_eq(tg_api_lookup(gs, vs, ks), api_lookup_ref(gs, vs, ks));
+            }
+        }
+    }
+    ck_assert_ptr_nonnull(tg_api_lookup("", "v1", "Pod"));
+    ck_assert_ptr_null(tg_api_lookup("", "v1", "pod"));
+}
+END_TEST
+
 START_TEST(rule_ids_are_unique_and_well_formed)
 {
     for (size_t i = 0; i < tg_rule_count; i++) {
@@ -1009,6 +1051,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, a_rule_that_cannot_decide_is_an_error_not_an_allow);
     tcase_add_test(tc, policy_rule_actions_and_namespace_modes_apply);
     tcase_add_test(tc, rule_ids_are_unique_and_well_formed);
+    tcase_add_test(tc, api_lookup_finds_the_first_matching_row);
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);
