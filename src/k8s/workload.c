@@ -4,6 +4,7 @@
  * (owner, Kueue), and the dispatch to the decoders of the training workloads (workload_jobs.c,
  * workload_trainer.c). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,17 @@ struct tg_template *tg_workload_add_template(struct tg_workload *wl)
         return NULL;
     wl->tpl = v;
     struct tg_template *t = &v[wl->ntpl++];
-    memset(t, 0, sizeof(*t));
+    /* zeroed but for its two paths (1 KB), which start at the root */
+    _Static_assert(offsetof(struct tg_template, path) < offsetof(struct tg_template, spec_path) &&
+                       offsetof(struct tg_template, spec_path) <
+                           offsetof(struct tg_template, containers),
+                   "the paths lie between the members zeroed before and after them");
+    size_t before = offsetof(struct tg_template, path);
+    size_t after = offsetof(struct tg_template, containers);
+    memset(t, 0, before);
+    memset((char *)t + after, 0, sizeof(*t) - after);
+    tg_path_root(&t->path);
+    tg_path_root(&t->spec_path);
     t->replicas = -1;
     t->world_pods = -1;
     return t;
