@@ -79,14 +79,32 @@ static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, TG_
 
 #define HUGEPAGES_PREFIX "hugepages-"
 
-/* The index of name in the first n of devices, or -1. */
+/* strlen of each of devices. */
+static const size_t device_len[] = {sizeof(TG_RES_EFA) - 1, sizeof(TG_RES_GPU) - 1,
+                                    sizeof(TG_RES_NEURON) - 1, sizeof(TG_RES_HUGEPAGES_2MI) - 1};
+
+/* The index of name in the first n of devices, or -1: the first byte picks the one candidate
+ * (the four begin with v, n, a and h). */
 static int device_index(const char *name, int n)
 {
-    for (int i = 0; i < n; i++) {
-        if (name == devices[i] || (name[0] == devices[i][0] && !strcmp(name, devices[i])))
-            return i;
+    int i;
+    switch (name[0]) {
+    case 'v':
+        i = 0;
+        break;
+    case 'n':
+        i = 1;
+        break;
+    case 'a':
+        i = 2;
+        break;
+    case 'h':
+        i = HUGEPAGES_2MI;
+        break;
+    default:
+        return -1;
     }
-    return -1;
+    return i < n && (name == devices[i] || !strcmp(name, devices[i])) ? i : -1;
 }
 
 static int ctr_count_read(const struct tg_container *c, const char *name, long long *count)
@@ -128,7 +146,7 @@ static bool device_members(struct tg_container *c, json_t *map, json_t **out)
         for (size_t i = hp ? HUGEPAGES_2MI : 0; i < (hp ? 4 : HUGEPAGES_2MI); i++) {
             /* a key with a NUL inside is another key (json_object_get compares lengths) */
             if (k[0] == devices[i][0] && !strcmp(k, devices[i]) &&
-                json_object_iter_key_len(it) == strlen(devices[i])) {
+                json_object_iter_key_len(it) == device_len[i]) {
                 out[i] = json_object_iter_value(it);
                 break;
             }

@@ -72,9 +72,11 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->resources_key = "resources";
     /* limits, requests and claims in one walk over resources (a few members), not three lookups */
     json_t *res = json_object_get(c, "resources"), *limits = NULL, *requests = NULL, *claims = NULL;
-    const char *key;
-    json_t *m;
-    json_object_foreach (res, key, m) { /* nothing when res is not an object */
+    /* nothing when res is not an object; the iterator steps, not json_object_foreach (which
+     * looks each key's iterator up again) */
+    for (void *it = json_object_iter(res); it; it = json_object_iter_next(res, it)) {
+        const char *key = json_object_iter_key(it);
+        json_t *m = json_object_iter_value(it);
         if (!strcmp(key, "limits"))
             limits = m;
         else if (!strcmp(key, "requests"))

@@ -84,9 +84,16 @@ END_TEST
  * and reads any other name: the same answers as tg_container_count for each of them. */
 START_TEST(decoded_counts_agree_for_every_device)
 {
-    static const char *const names[] = {TG_RES_EFA,      TG_RES_GPU,         TG_RES_NEURON,
-                                        "hugepages-2Mi", "example.com/fpga", "hugepages-1Gi",
-                                        "hugepages-"};
+    static const char *const names[] = {TG_RES_EFA,
+                                        TG_RES_GPU,
+                                        TG_RES_NEURON,
+                                        "hugepages-2Mi",
+                                        "example.com/fpga",
+                                        "hugepages-1Gi",
+                                        "hugepages-",
+                                        "nvidia.com/gpu2",
+                                        "aws.amazon.com/neuroncore",
+                                        "vpc.amazonaws.com/efa2"};
     const struct count_case *cc = &counts[_i];
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         char res[256], text[512];
