@@ -641,13 +641,22 @@ static bool kueue_gated(json_t *gates)
     return false;
 }
 
+/* A label map of at most this many members is walked for the queue label. */
+#define QUEUE_LABEL_WALK_MAX 4
+
 /* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. A Pod's gates are
  * read from its template (its spec is the object's), when the decoder made one. */
 static void queue_state(struct tg_workload *wl, json_t *spec)
 {
-    json_t *parent = NULL;
+    static const char *const queue_key[] = {KUEUE_QUEUE_LABEL};
+    json_t *parent = NULL, *q;
     const char *key;
-    wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
+    /* nearly every label map is small: walked for the key, not hashed */
+    if (json_object_size(wl->labels) <= QUEUE_LABEL_WALK_MAX)
+        tg_members_named(wl->labels, queue_key, 1, &q);
+    else
+        q = json_object_get(wl->labels, KUEUE_QUEUE_LABEL);
+    wl->queued = json_is_string(q);
     if (wl->kind == TG_KIND_POD) {
         wl->queue_held = wl->ntpl > 0 && kueue_gated(tg_template_scheduling_gates(&wl->tpl[0]));
         return;

@@ -331,6 +331,46 @@ START_TEST(template_spec_members_walked_and_looked_up_agree)
 }
 END_TEST
 
+/* A Pod is queued when its labels hold the Kueue queue label as a string: walked in a map of up
+ * to 4 labels, looked up in a larger one, the same answer; a key with a NUL inside is another
+ * key. */
+START_TEST(queue_label_walked_and_looked_up_agree)
+{
+    static const struct {
+        const char *labels;
+        bool queued;
+    } cases[] = {
+        {"{kueue.x-k8s.io/queue-name: q}", true},   {"{a: b, kueue.x-k8s.io/queue-name: q}", true},
+        {"{kueue.x-k8s.io/queue-name: 3}", false},  {"{kueue.x-k8s.io/queue-name: null}", false},
+        {"{kueue.x-k8s.io/queue-names: q}", false}, {"{}", false},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int pad = 0; pad <= 4; pad++) {
+            char text[512];
+            snprintf(text, sizeof(text),
+                     "{apiVersion: v1, kind: Pod, metadata: {name: p, labels: %s}, spec: "
+                     "{containers: [{name: c}]}}",
+                     cases[k].labels);
+            json_t *obj = yaml(text);
+            json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+            json_object_setn_new(labels, "kueue.x-k8s.io/queue-name\0x", 27, json_string("q"));
+            for (int i = 0; i < pad; i++) {
+                char key[32];
+                snprintf(key, sizeof(key), "pad-%d", i);
+                json_object_set_new(labels, key, json_string("x"));
+            }
+            struct tg_workload wl;
+            ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL),
+                             0);
+            ck_assert_msg(wl.queued == cases[k].queued, "%s + %d: queued %d", cases[k].labels, pad,
+                          wl.queued);
+            tg_workload_release(&wl);
+            json_decref(obj);
+        }
+    }
+}
+END_TEST
+
 START_TEST(template_uses_claims)
 {
     static const struct {
@@ -1074,6 +1114,7 @@ Suite *tg_test_pod_suite(void)
     tcase_add_test(tc, template_count_kept_agrees_and_follows_added_containers);
     tcase_add_test(tc, template_spec_members_walked_and_looked_up_agree);
     tcase_add_test(tc, template_uses_claims);
+    tcase_add_test(tc, queue_label_walked_and_looked_up_agree);
     tcase_add_test(tc, instance_family_cuts_to_the_buffer);
     tcase_add_loop_test(tc, label_pin, 0, (int)(sizeof(pins) / sizeof(pins[0])));
     tcase_add_test(tc, family_pin_follows_the_fit);
