@@ -31,6 +31,24 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
  * when none is, and read them through the getters (which report) only when one is. */
 bool tg_wrong_type(const json_t *v, json_type want);
 
+/* tg_get_int's answer for a member value v read before (NULL when absent), reporting nothing:
+ * 0 absent or null, 1 and *out an integer, -1 another type. */
+int tg_int_value(const json_t *v, long long *out);
+
+/* The getters for a member of parent whose json_object_get answer raw was read before (e.g. by
+ * tg_members_named): the same answers and the same reports, parent looked up again (and path
+ * read) only to report a wrong type. */
+json_t *tg_read_object(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                       const char *key);
+json_t *tg_read_array(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                      const char *key);
+const char *tg_read_string(struct tg_eval *ev, json_t *raw, json_t *parent,
+                           const struct tg_path *path, const char *key);
+int tg_read_int(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                const char *key, long long *out);
+int tg_read_bool(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                 const char *key, bool *out);
+
 /* The members of obj named keys[0..n) (NULL when absent, or when obj is no object), found in one
  * walk over obj: a lookup hashes its key, so reading several members of a small object (labels,
  * annotations, metadata) this way costs less than a json_object_get each. */
@@ -51,6 +69,9 @@ const char *tg_env_entry_name(json_t *e);
 const char *tg_env_value(json_t *container, const char *name, bool *defined);
 /* The same for a container's env member (json_object_get's answer), read before. */
 const char *tg_env_value_in(json_t *env, const char *name, bool *defined);
+/* The value tg_env_value_in gives when entry i of env (an array) is the last entry of the name
+ * asked for. */
+const char *tg_env_value_at(json_t *env, size_t i);
 
 /* The first string of the container's command, then args, for which match(s, ctx) is true, or
  * NULL (items that are not strings are skipped). Borrowed. */
@@ -67,5 +88,8 @@ const char *tg_command_find(json_t *container, bool (*match)(const char *s, void
 const char *tg_env_get(json_t *container, const char *name, char *buf, size_t len, bool *defined);
 /* The same for a container's env member (json_object_get's answer), read before. */
 const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, bool *defined);
+/* The value tg_env_get_in gives when entry i of env (an array) is the last entry of the name
+ * asked for: the entry's value as the kubelet expands it, or NULL. */
+const char *tg_env_get_at(json_t *env, size_t i, char *buf, size_t len);
 
 #endif

@@ -89,13 +89,21 @@ int tg_template_count(const struct tg_template *t, const char *name, long long *
 int tg_template_count_valid(const struct tg_template *t, const char *name, long long *count);
 
 /* ---- the pod spec's scheduling members ------------------------------------------------------
- * spec.nodeSelector, spec.affinity and spec.resourceClaims of t as json_object_get answers them
- * (any JSON type, NULL when absent), read once per template (tg_workload_decode calls
- * tg_template_read_spec when its decoder is done), looked up when t was not read so. */
+ * spec.nodeSelector, spec.affinity, spec.resourceClaims, spec.volumes and spec.schedulingGates of
+ * t as json_object_get answers them (any JSON type, NULL when absent), read once per template
+ * with containers and initContainers (tg_template_add_containers calls tg_template_read_spec,
+ * and tg_workload_decode when its decoder is done, for a template it has not read), looked up
+ * when t was not read so. */
 void tg_template_read_spec(struct tg_template *t);
+/* A pod spec of at most this many members is walked for the seven members kept (a step of the
+ * walk costs a fraction of a lookup, which hashes its key); a larger one has them looked up. A
+ * Pod's spec, with the API server's defaults, has 15 to 20. */
+#define TG_SPEC_WALK_MAX 24
 json_t *tg_template_node_selector(const struct tg_template *t);
 json_t *tg_template_affinity(const struct tg_template *t);
 json_t *tg_template_resource_claims(const struct tg_template *t);
+json_t *tg_template_volumes(const struct tg_template *t);
+json_t *tg_template_scheduling_gates(const struct tg_template *t);
 
 /* ---- node labels pinned by nodeSelector and required node affinity ------------------------
  * The values of one node label (given as a set of alias keys, e.g. the zone labels of the policy)
@@ -104,11 +112,16 @@ json_t *tg_template_resource_claims(const struct tg_template *t);
  * allows any value, so then the affinity does not restrict the label); the expressions of one
  * term are ANDed (two `In` lists intersect; `NotIn` removes values from a finite set and leaves
  * an open one open). Exists, DoesNotExist, Gt, Lt and matchFields do not restrict the label. */
+#define TG_PIN_INLINE 4
 struct tg_label_pin {
-    bool finite;         /* the label is restricted to values[0..n) (n may be 0: no node) */
-    bool mentioned;      /* some expression or nodeSelector entry names one of the keys */
-    const char **values; /* malloc'd array of borrowed strings, distinct, in spec order */
+    bool finite;    /* the label is restricted to values[0..n) (n may be 0: no node) */
+    bool mentioned; /* some expression or nodeSelector entry names one of the keys */
+    /* borrowed strings, distinct, in spec order: in inline_values while TG_PIN_INLINE hold them
+     * (nearly every pin: one zone, one instance type), else a malloc'd array. values points into
+     * the struct itself then: a pin is not copied by assignment. */
+    const char **values;
     size_t n;
+    const char *inline_values[TG_PIN_INLINE];
 };
 
 void tg_label_pin_init(struct tg_label_pin *p);
@@ -154,9 +167,17 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
 
 /* ---- env --------------------------------------------------------------------------------- */
 
-/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h). */
+/* tg_env_get on a decoded container, from the env member the decoder read (include/tg/obj.h).
+ * The names of its entries are read on the first call and kept (struct tg_container env_memo):
+ * the later calls compare names only. */
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined);
+/* tg_env_value_in on a decoded container's env, from the names kept as tg_ctr_env_get keeps
+ * them. */
+const char *tg_ctr_env_value(const struct tg_container *c, const char *name, bool *defined);
+/* tg_env_entry_name of entry i of a decoded container's env (NULL past its end or when env is no
+ * array), from the names kept as tg_ctr_env_get keeps them. */
+const char *tg_ctr_env_name(const struct tg_container *c, size_t i);
 
 /* FI_PROVIDER value (a comma-separated libfabric provider list, "^" excludes) selects efa. */
 bool tg_fi_provider_selects_efa(const char *value);

@@ -43,6 +43,12 @@ enum tg_role {
     TG_ROLE_INITIALIZER, /* Kubeflow Trainer dataset or model initializer */
 };
 
+/* The most hugepages-* names of one container the decoder keeps (struct tg_container). */
+#define TG_HUGEPAGE_NAMES_MAX 7
+
+/* The most env entries of one container whose names tg_ctr_env_get keeps (include/tg/pod.h). */
+#define TG_ENV_MEMO_MAX 16
+
 struct tg_container {
     json_t *c;           /* borrowed container object (TrainJob: made by the decoder) */
     struct tg_path path; /* ...spec.containers[0] / /spec/.../containers/0; NodeSet: spec.slurmd */
@@ -70,8 +76,19 @@ struct tg_container {
      * one walk over each: tg_ctr_res answers for those four from them, tg_ctr_count for
      * hugepages-2Mi from [3]. */
     json_t *dev_limit[4], *dev_request[4];
-    /* Some key of limits or requests begins with "hugepages-" (found in the same walks). */
+    /* Some key of limits or requests begins with "hugepages-" (found in the same walks), and the
+     * first TG_HUGEPAGE_NAMES_MAX of those keys, distinct, limits' first (borrowed). */
     bool hugepage_keys;
+    unsigned char nhugepage_names;
+    const char *hugepage_names[TG_HUGEPAGE_NAMES_MAX];
+    /* The names of env_raw's entries (NULL for an entry without a string name), read on the
+     * first tg_ctr_env_get and kept for its later calls: the rules ask one container for several
+     * variables per request, and each ask walked every entry. Written through the rules' const
+     * pointers, as tg_template's types_memo. env_memo: 0 not read yet, 1 read (env_names_n of
+     * them), -1 not kept (env is no array, or has more than TG_ENV_MEMO_MAX entries). */
+    signed char env_memo;
+    unsigned char env_names_n;
+    const char *env_names[TG_ENV_MEMO_MAX];
 };
 
 /* A pod template. For a Pod, the pod itself (meta = metadata, spec = spec). */
@@ -99,13 +116,16 @@ struct tg_template {
      * absent when it is not known at admission, field the object field it comes from. NULL when
      * none. Owned by the view. */
     json_t *operator_env;
-    /* spec.nodeSelector, spec.affinity and spec.resourceClaims as written (json_object_get's
-     * answer: any JSON type, NULL when absent or when spec is no object), read once when the
-     * decoder is done (spec_read), for the readers that would look them up several times per
-     * request (include/tg/pod.h: tg_template_node_selector). Without spec_read (a template built
-     * by hand) they are looked up. */
+    /* spec.nodeSelector, spec.affinity, spec.resourceClaims, spec.volumes and
+     * spec.schedulingGates as written (json_object_get's answer: any JSON type, NULL when absent
+     * or when spec is no object), read once (spec_read) when the decoder adds the containers or
+     * is done, for the readers that would look them up several times per request
+     * (include/tg/pod.h: tg_template_node_selector); containers and initContainers (the
+     * decoder's own reads) with them. Without spec_read (a template built by hand) they are
+     * looked up. */
     bool spec_read;
-    json_t *node_selector, *affinity, *resource_claims;
+    json_t *node_selector, *affinity, *resource_claims, *volumes, *scheduling_gates;
+    json_t *containers_raw, *init_containers_raw;
     /* tg_template_instance_types' answer, kept when no fit and no wrong JSON type shaped it (no
      * family pin was enumerated; nothing was reported), for its later calls without ev: the rules
      * ask for one template's types up to five times per request. Written through the rules'
@@ -116,6 +136,14 @@ struct tg_template {
         size_t ntable, n;
         const char *values[8];
     } types_memo;
+    /* The pod-level sums of EFA, nvidia.com/gpu and aws.amazon.com/neuron (the order of struct
+     * tg_container dev_rc) that tg_template_count and tg_template_count_valid give, kept on
+     * their first ask (the rules ask for them about ten times per request) and forgotten when a
+     * container is added. Written through the rules' const pointers, as types_memo. */
+    struct {
+        bool set, seen, bad;
+        long long n;
+    } count_memo[3];
 };
 
 /* MPIJob facts (defaults already applied where the operator applies them). */
@@ -130,6 +158,9 @@ struct tg_mpi {
     struct tg_template *launcher;        /* NULL when the spec has none */
     struct tg_template *worker;          /* NULL when the spec has none */
     json_t *launcher_spec, *worker_spec; /* the ReplicaSpec objects (replicas, restartPolicy) */
+    /* Their replicas and restartPolicy members as written (any JSON type, NULL when absent; [0]
+     * the Launcher's, [1] the Worker's), found in the decoder's walk over each. */
+    json_t *replicas_raw[2], *restart_policy_raw[2];
 };
 
 struct tg_vcjob {
@@ -284,6 +315,9 @@ struct tg_template *tg_workload_add_template(struct tg_workload *wl);
  * containers. Returns 0 or -ENOMEM. */
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key);
+/* The same, for a parent whose member key (json_object_get's answer raw) was read before. */
+int tg_template_read_member(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                            const struct tg_path *ppath, const char *key, json_t *raw);
 /* Adds spec.containers and spec.initContainers of t->spec to t. Returns 0 or -ENOMEM. */
 int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t);
 /* Adds one container object (borrowed) at path to t. Returns 0 or -ENOMEM. */

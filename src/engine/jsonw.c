@@ -200,13 +200,13 @@ void tg_buf_json(struct tg_buf *b, const json_t *v)
     char num[40];
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char *k;
-        json_t *x;
+        json_t *o = (json_t *)v;
         char pre = '{';
-        json_object_foreach ((json_t *)v, k, x) {
-            member_key(b, pre, k);
+        /* the iterator steps, not json_object_foreach (which finds each key's iterator again) */
+        for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+            member_key(b, pre, json_object_iter_key(it));
             pre = ',';
-            tg_buf_json(b, x);
+            tg_buf_json(b, json_object_iter_value(it));
         }
         tg_buf_put(b, pre == '{' ? "{}" : "}", pre == '{' ? 2 : 1);
         return;

@@ -68,12 +68,8 @@ const char *tg_get_string(struct tg_eval *ev, json_t *parent, const struct tg_pa
     return json_string_value(member(ev, parent, path, key, JSON_STRING, "a string"));
 }
 
-int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
-               long long *out)
+int tg_int_value(const json_t *v, long long *out)
 {
-    if (!json_is_object(parent))
-        return 0;
-    json_t *v = json_object_get(parent, key);
     if (!v || json_is_null(v))
         return 0;
     if (json_is_integer(v)) {
@@ -87,6 +83,18 @@ int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, c
             return 1;
         }
     }
+    return -1;
+}
+
+int tg_get_int(struct tg_eval *ev, json_t *parent, const struct tg_path *path, const char *key,
+               long long *out)
+{
+    if (!json_is_object(parent))
+        return 0;
+    json_t *v = json_object_get(parent, key);
+    int rc = tg_int_value(v, out);
+    if (rc >= 0)
+        return rc;
     if (ev) {
         struct tg_path p;
         tg_path_key(&p, path, key);
@@ -115,6 +123,49 @@ int tg_get_bool(struct tg_eval *ev, json_t *parent, const struct tg_path *path, 
                   json_type_name(v));
     }
     return -1;
+}
+
+json_t *tg_read_object(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                       const char *key)
+{
+    if (tg_wrong_type(raw, JSON_OBJECT))
+        return tg_get_object(ev, parent, path, key); /* reports it */
+    return json_is_object(raw) ? raw : NULL;
+}
+
+json_t *tg_read_array(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                      const char *key)
+{
+    if (tg_wrong_type(raw, JSON_ARRAY))
+        return tg_get_array(ev, parent, path, key); /* reports it */
+    return json_is_array(raw) ? raw : NULL;
+}
+
+const char *tg_read_string(struct tg_eval *ev, json_t *raw, json_t *parent,
+                           const struct tg_path *path, const char *key)
+{
+    if (tg_wrong_type(raw, JSON_STRING))
+        return tg_get_string(ev, parent, path, key); /* reports it */
+    return json_string_value(raw);
+}
+
+int tg_read_int(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                const char *key, long long *out)
+{
+    int rc = tg_int_value(raw, out);
+    return rc < 0 ? tg_get_int(ev, parent, path, key, out) : rc;
+}
+
+int tg_read_bool(struct tg_eval *ev, json_t *raw, json_t *parent, const struct tg_path *path,
+                 const char *key, bool *out)
+{
+    if (!raw || json_is_null(raw))
+        return 0;
+    if (json_is_boolean(raw)) {
+        *out = json_is_true(raw);
+        return 1;
+    }
+    return tg_get_bool(ev, parent, path, key, out); /* reports it */
 }
 
 void tg_members_named(json_t *obj, const char *const *keys, size_t n, json_t **out)
@@ -190,13 +241,17 @@ const char *tg_env_value_in(json_t *env, const char *name, bool *defined)
         if (defined)
             *defined = true;
         /* A later definition replaces an earlier one, as the kubelet builds the env. */
-        struct tg_env_members m;
-        tg_env_entry_read(e, &m);
-        value = json_string_value(m.value);
-        if (!value && !m.value_from)
-            value = "";
+        value = tg_env_value_at(env, i);
     }
     return value;
+}
+
+const char *tg_env_value_at(json_t *env, size_t i)
+{
+    struct tg_env_members m;
+    tg_env_entry_read(json_array_get(env, i), &m);
+    const char *value = json_string_value(m.value);
+    return !value && !m.value_from ? "" : value;
 }
 
 /* Appends src[0..n) to buf at *at, keeping room for the NUL; false when it does not fit. */
@@ -285,6 +340,13 @@ const char *tg_env_get_in(json_t *env, const char *name, char *buf, size_t len, 
         return expand_entry(env, i, e, buf, len, 0);
     }
     return NULL;
+}
+
+const char *tg_env_get_at(json_t *env, size_t i, char *buf, size_t len)
+{
+    if (len == 0)
+        return NULL;
+    return expand_entry(env, i, json_array_get(env, i), buf, len, 0);
 }
 
 const char *tg_command_find(json_t *container, bool (*match)(const char *s, void *ctx), void *ctx)

@@ -79,14 +79,32 @@ static const char *const devices[] = {TG_RES_EFA, TG_RES_GPU, TG_RES_NEURON, TG_
 
 #define HUGEPAGES_PREFIX "hugepages-"
 
-/* The index of name in the first n of devices, or -1. */
+/* strlen of each of devices. */
+static const size_t device_len[] = {sizeof(TG_RES_EFA) - 1, sizeof(TG_RES_GPU) - 1,
+                                    sizeof(TG_RES_NEURON) - 1, sizeof(TG_RES_HUGEPAGES_2MI) - 1};
+
+/* The index of name in the first n of devices, or -1: the first byte picks the one candidate
+ * (the four begin with v, n, a and h). */
 static int device_index(const char *name, int n)
 {
-    for (int i = 0; i < n; i++) {
-        if (name == devices[i] || (name[0] == devices[i][0] && !strcmp(name, devices[i])))
-            return i;
+    int i;
+    switch (name[0]) {
+    case 'v':
+        i = 0;
+        break;
+    case 'n':
+        i = 1;
+        break;
+    case 'a':
+        i = 2;
+        break;
+    case 'h':
+        i = HUGEPAGES_2MI;
+        break;
+    default:
+        return -1;
     }
-    return -1;
+    return i < n && (name == devices[i] || !strcmp(name, devices[i])) ? i : -1;
 }
 
 static int ctr_count_read(const struct tg_container *c, const char *name, long long *count)
@@ -100,9 +118,21 @@ static int ctr_count_read(const struct tg_container *c, const char *name, long l
     return count_of(v, count) < 0 ? -1 : 1;
 }
 
+/* Adds hugepages key k to c's names unless it is there or they are full. */
+static void hugepage_name(struct tg_container *c, const char *k)
+{
+    for (size_t i = 0; i < c->nhugepage_names; i++) {
+        if (!strcmp(c->hugepage_names[i], k))
+            return;
+    }
+    if (c->nhugepage_names < TG_HUGEPAGE_NAMES_MAX)
+        c->hugepage_names[c->nhugepage_names++] = k;
+}
+
 /* tg_members_named(map, devices, 4, out); returns whether some key of map begins with
- * "hugepages-" (the hugepages quantity check reads only such maps). */
-static bool device_members(json_t *map, json_t **out)
+ * "hugepages-" (the hugepages quantity check reads only such maps), and adds those keys to c's
+ * hugepages names. */
+static bool device_members(struct tg_container *c, json_t *map, json_t **out)
 {
     bool huge = false;
     for (size_t i = 0; i < 4; i++)
@@ -111,10 +141,12 @@ static bool device_members(json_t *map, json_t **out)
         const char *k = json_object_iter_key(it);
         bool hp = k[0] == 'h' && !strncmp(k, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX));
         huge = huge || hp;
+        if (hp)
+            hugepage_name(c, k);
         for (size_t i = hp ? HUGEPAGES_2MI : 0; i < (hp ? 4 : HUGEPAGES_2MI); i++) {
             /* a key with a NUL inside is another key (json_object_get compares lengths) */
             if (k[0] == devices[i][0] && !strcmp(k, devices[i]) &&
-                json_object_iter_key_len(it) == strlen(devices[i])) {
+                json_object_iter_key_len(it) == device_len[i]) {
                 out[i] = json_object_iter_value(it);
                 break;
             }
@@ -126,8 +158,9 @@ static bool device_members(json_t *map, json_t **out)
 void tg_ctr_count_devices(struct tg_container *c)
 {
     /* one walk over limits and one over requests for the four names, not a lookup each */
-    bool huge = device_members(c->limits, c->dev_limit);
-    c->hugepage_keys = device_members(c->requests, c->dev_request) || huge;
+    c->nhugepage_names = 0;
+    bool huge = device_members(c, c->limits, c->dev_limit);
+    c->hugepage_keys = device_members(c, c->requests, c->dev_request) || huge;
     for (int i = 0; i < 3; i++) {
         /* the limit when present, else the request */
         json_t *v = c->dev_limit[i] ? c->dev_limit[i] : c->dev_request[i];
@@ -238,11 +271,30 @@ static bool template_sum(const struct tg_template *t, const char *name, long lon
     return seen;
 }
 
+/* template_sum, kept for the devices of struct tg_template count_memo. */
+static bool template_sum_kept(const struct tg_template *t, const char *name, long long *count,
+                              bool *bad)
+{
+    int i = device_index(name, 3);
+    if (i < 0)
+        return template_sum(t, name, count, bad);
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_template *mt = (struct tg_template *)t;
+    if (!t->count_memo[i].set) {
+        mt->count_memo[i].seen =
+            template_sum(t, name, &mt->count_memo[i].n, &mt->count_memo[i].bad);
+        mt->count_memo[i].set = true;
+    }
+    *count = t->count_memo[i].n;
+    *bad = t->count_memo[i].bad;
+    return t->count_memo[i].seen;
+}
+
 int tg_template_count(const struct tg_template *t, const char *name, long long *count)
 {
     long long n;
     bool bad;
-    if (!template_sum(t, name, &n, &bad))
+    if (!template_sum_kept(t, name, &n, &bad))
         return 0;
     if (bad)
         return -1;
@@ -254,7 +306,7 @@ int tg_template_count_valid(const struct tg_template *t, const char *name, long 
 {
     long long n;
     bool bad;
-    if (!template_sum(t, name, &n, &bad))
+    if (!template_sum_kept(t, name, &n, &bad))
         return 0;
     *count = n;
     return bad ? 2 : 1;
@@ -269,7 +321,8 @@ void tg_label_pin_init(struct tg_label_pin *p)
 
 void tg_label_pin_release(struct tg_label_pin *p)
 {
-    free(p->values);
+    if (p->values != p->inline_values)
+        free(p->values);
     tg_label_pin_init(p);
 }
 
@@ -282,14 +335,34 @@ bool tg_label_pin_has(const struct tg_label_pin *p, const char *value)
     return false;
 }
 
+/* Room for n values in p (the inline array while they fit). Returns 0 or -ENOMEM. */
+static int pin_reserve(struct tg_label_pin *p, size_t n)
+{
+    if (!p->values)
+        p->values = p->inline_values;
+    if (n <= TG_PIN_INLINE)
+        return 0;
+    if (p->values == p->inline_values) {
+        const char **heap = malloc(n * sizeof(*heap));
+        if (!heap)
+            return -ENOMEM;
+        memcpy(heap, p->inline_values, p->n * sizeof(*heap));
+        p->values = heap;
+        return 0;
+    }
+    const char **grown = realloc(p->values, n * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    p->values = grown;
+    return 0;
+}
+
 static int pin_add(struct tg_label_pin *p, const char *v)
 {
     if (tg_label_pin_has(p, v))
         return 0;
-    const char **grown = realloc(p->values, (p->n + 1) * sizeof(*grown));
-    if (!grown)
+    if (pin_reserve(p, p->n + 1) < 0)
         return -ENOMEM;
-    p->values = grown;
     p->values[p->n++] = v;
     return 0;
 }
@@ -443,7 +516,8 @@ static void pin_path_index(const struct pin_ctx *x, struct tg_path *dst, const s
 static bool key_in_n(const char *key, size_t kl, const char *const *keys, size_t nkeys)
 {
     for (size_t i = 0; i < nkeys; i++) {
-        if (strlen(keys[i]) == kl && !memcmp(keys[i], key, kl))
+        /* the first byte tells most keys apart without measuring them */
+        if (keys[i][0] == key[0] && strlen(keys[i]) == kl && !memcmp(keys[i], key, kl))
             return true;
     }
     return false;
@@ -469,30 +543,58 @@ static int selector_value(struct tg_label_pin *out, const char *v)
  * once, its keys compared, instead of one lookup per key (a hash lookup costs several times a
  * step and a compare); members of the wrong type set bad either way. */
 #define SELECTOR_WALK_PER_KEY 4
-static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
-                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+
+/* One label's alias keys and the pin they give. */
+struct selector_group {
+    const char *const *keys;
+    size_t nkeys;
+    struct tg_label_pin *out;
+};
+
+/* selector_keys_in for several labels at once: with paths off, a nodeSelector of at most
+ * SELECTOR_WALK_PER_KEY members per key of all the groups is walked once for all of them (each
+ * group's pin is what its own walk would give). */
+static int selector_groups_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
+                              const struct selector_group *g, size_t ng)
 {
-    tg_label_pin_init(out);
+    size_t nkeys = 0;
+    for (size_t k = 0; k < ng; k++) {
+        tg_label_pin_init(g[k].out);
+        nkeys += g[k].nkeys;
+    }
     if (!x->paths && json_is_object(ns) && json_object_size(ns) <= SELECTOR_WALK_PER_KEY * nkeys) {
         for (void *it = json_object_iter(ns); it; it = json_object_iter_next(ns, it)) {
-            if (!key_in_n(json_object_iter_key(it), json_object_iter_key_len(it), keys, nkeys))
-                continue;
-            json_t *v = json_object_iter_value(it);
-            if (json_is_null(v))
-                continue;
-            if (!json_is_string(v))
-                x->bad = true;
-            else if (selector_value(out, json_string_value(v)) < 0)
-                return -ENOMEM;
+            const char *key = json_object_iter_key(it);
+            size_t kl = json_object_iter_key_len(it);
+            for (size_t k = 0; k < ng; k++) {
+                if (!key_in_n(key, kl, g[k].keys, g[k].nkeys))
+                    continue;
+                json_t *v = json_object_iter_value(it);
+                if (json_is_null(v))
+                    continue;
+                if (!json_is_string(v))
+                    x->bad = true;
+                else if (selector_value(g[k].out, json_string_value(v)) < 0)
+                    return -ENOMEM;
+            }
         }
         return 0;
     }
-    for (size_t i = 0; i < nkeys; i++) {
-        const char *v = pin_get_string(x, ns, np, keys[i]);
-        if (v && selector_value(out, v) < 0)
-            return -ENOMEM;
+    for (size_t k = 0; k < ng; k++) {
+        for (size_t i = 0; i < g[k].nkeys; i++) {
+            const char *v = pin_get_string(x, ns, np, g[k].keys[i]);
+            if (v && selector_value(g[k].out, v) < 0)
+                return -ENOMEM;
+        }
     }
     return 0;
+}
+
+static int selector_keys_in(struct pin_ctx *x, json_t *ns, const struct tg_path *np,
+                            const char *const *keys, size_t nkeys, struct tg_label_pin *out)
+{
+    const struct selector_group g = {keys, nkeys, out};
+    return selector_groups_in(x, ns, np, &g, 1);
 }
 
 /* raw: spec's nodeSelector as read before, or NULL to look it up */
@@ -635,27 +737,72 @@ int tg_pin_node_affinity(struct tg_eval *ev, json_t *spec, const struct tg_path 
 int tg_template_pin_node_affinity(struct tg_eval *ev, const struct tg_template *t,
                                   const char *const *keys, size_t nkeys, struct tg_label_pin *out)
 {
+    if (t->spec_read && (!t->affinity || json_is_null(t->affinity))) {
+        /* no affinity (the common case): open and unmentioned, as node_affinity_in finds it */
+        tg_label_pin_init(out);
+        return 0;
+    }
     return pin_read(node_affinity_in, ev, t->spec, t->spec_read ? &t->affinity : NULL,
                     &t->spec_path, keys, nkeys, out);
 }
 
-/* A pod spec with at most this many members is walked for its three members; a larger one (a
- * Pod's, with the API server's defaults) has them looked up. */
-#define SPEC_WALK_MAX 4
+/* The spec members kept, in the order of spec_slot's answers. */
+static const char *const spec_keys[] = {"containers",     "initContainers", "nodeSelector",
+                                        "affinity",       "resourceClaims", "volumes",
+                                        "schedulingGates"};
+#define SPEC_KEYS 7
+
+/* The index in spec_keys of the key k (kl bytes, which may hold a NUL), or -1: told apart by
+ * length and a byte, then compared. */
+static int spec_slot(const char *k, size_t kl)
+{
+    int i;
+    switch (kl) {
+    case 7:
+        i = 5;
+        break;
+    case 8:
+        i = 3;
+        break;
+    case 10:
+        i = 0;
+        break;
+    case 12:
+        i = 2;
+        break;
+    case 14:
+        i = k[0] == 'i' ? 1 : 4;
+        break;
+    case 15:
+        i = 6;
+        break;
+    default:
+        return -1;
+    }
+    return k[0] == spec_keys[i][0] && !memcmp(k, spec_keys[i], kl) ? i : -1;
+}
 
 void tg_template_read_spec(struct tg_template *t)
 {
-    static const char *const keys[] = {"nodeSelector", "affinity", "resourceClaims"};
-    json_t *v[3] = {NULL, NULL, NULL};
-    if (json_object_size(t->spec) <= SPEC_WALK_MAX) {
-        tg_members_named(t->spec, keys, 3, v); /* nothing when spec is no object */
+    json_t *v[SPEC_KEYS] = {NULL};
+    if (json_object_size(t->spec) <= TG_SPEC_WALK_MAX) {
+        /* nothing when spec is no object */
+        for (void *it = json_object_iter(t->spec); it; it = json_object_iter_next(t->spec, it)) {
+            int i = spec_slot(json_object_iter_key(it), json_object_iter_key_len(it));
+            if (i >= 0)
+                v[i] = json_object_iter_value(it);
+        }
     } else {
-        for (size_t i = 0; i < 3; i++)
-            v[i] = json_object_get(t->spec, keys[i]);
+        for (size_t i = 0; i < SPEC_KEYS; i++)
+            v[i] = json_object_get(t->spec, spec_keys[i]);
     }
-    t->node_selector = v[0];
-    t->affinity = v[1];
-    t->resource_claims = v[2];
+    t->containers_raw = v[0];
+    t->init_containers_raw = v[1];
+    t->node_selector = v[2];
+    t->affinity = v[3];
+    t->resource_claims = v[4];
+    t->volumes = v[5];
+    t->scheduling_gates = v[6];
     t->spec_read = true;
 }
 
@@ -672,6 +819,16 @@ json_t *tg_template_affinity(const struct tg_template *t)
 json_t *tg_template_resource_claims(const struct tg_template *t)
 {
     return t->spec_read ? t->resource_claims : json_object_get(t->spec, "resourceClaims");
+}
+
+json_t *tg_template_volumes(const struct tg_template *t)
+{
+    return t->spec_read ? t->volumes : json_object_get(t->spec, "volumes");
+}
+
+json_t *tg_template_scheduling_gates(const struct tg_template *t)
+{
+    return t->spec_read ? t->scheduling_gates : json_object_get(t->spec, "schedulingGates");
 }
 
 int tg_pin_label(struct tg_eval *ev, json_t *spec, const struct tg_path *spec_path,
@@ -765,8 +922,7 @@ static int types_from_memo(const struct tg_template *t, struct tg_label_pin *out
     out->mentioned = t->types_memo.mentioned;
     if (t->types_memo.n == 0)
         return 0;
-    out->values = malloc(t->types_memo.n * sizeof(*out->values));
-    if (!out->values)
+    if (pin_reserve(out, t->types_memo.n) < 0)
         return -ENOMEM;
     memcpy(out->values, t->types_memo.values, t->types_memo.n * sizeof(*out->values));
     out->n = t->types_memo.n;
@@ -815,10 +971,12 @@ int tg_template_instance_types(struct tg_eval *ev, const struct tg_template *t,
     struct pin_ctx x = {ev, false, false};
     json_t *ns_raw = tg_template_node_selector(t);
     json_t *ns = pin_get_spec(&x, t->spec, &ns_raw, &t->spec_path, "nodeSelector", JSON_OBJECT);
-    if ((rc = selector_keys_in(&x, ns, NULL, tg_instance_type_labels, tg_instance_type_label_count,
-                               &sel.type)) < 0 ||
-        (rc = selector_keys_in(&x, ns, NULL, family_keys, 1, &sel.family)) < 0 ||
-        (rc = selector_keys_in(&x, ns, NULL, size_keys, 1, &sel.size)) < 0)
+    const struct selector_group groups[] = {
+        {tg_instance_type_labels, tg_instance_type_label_count, &sel.type},
+        {family_keys, 1, &sel.family},
+        {size_keys, 1, &sel.size},
+    };
+    if ((rc = selector_groups_in(&x, ns, NULL, groups, 3)) < 0)
         goto out;
     if (x.bad && ev) {
         type_pins_release(&sel);
@@ -879,10 +1037,72 @@ out:
 
 /* ---- env ----------------------------------------------------------------------------------- */
 
+/* Keeps the names of c's env entries (struct tg_container env_memo). */
+static void env_names_read(const struct tg_container *c)
+{
+    /* the view is not const: only the rules' pointers to it are */
+    struct tg_container *mc = (struct tg_container *)c;
+    size_t n = json_array_size(c->env_raw);
+    if (!json_is_array(c->env_raw) || n > TG_ENV_MEMO_MAX) {
+        mc->env_memo = -1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        mc->env_names[i] = tg_env_entry_name(json_array_get(c->env_raw, i));
+    mc->env_names_n = (unsigned char)n;
+    mc->env_memo = 1;
+}
+
+const char *tg_ctr_env_name(const struct tg_container *c, size_t i)
+{
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_entry_name(json_array_get(c->env_raw, i));
+    return i < c->env_names_n ? c->env_names[i] : NULL;
+}
+
+/* The index of the last entry of name among c's kept env names, or -1. */
+static long env_last(const struct tg_container *c, const char *name)
+{
+    for (size_t i = c->env_names_n; i-- > 0;) {
+        const char *n = c->env_names[i];
+        if (n && n[0] == name[0] && !strcmp(n, name))
+            return (long)i;
+    }
+    return -1;
+}
+
 const char *tg_ctr_env_get(const struct tg_container *c, const char *name, char *buf, size_t len,
                            bool *defined)
 {
-    return tg_env_get_in(c->env_raw, name, buf, len, defined);
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_get_in(c->env_raw, name, buf, len, defined);
+    /* as tg_env_get_in: the last entry of the name, compared with the names kept */
+    if (defined)
+        *defined = false;
+    if (len == 0)
+        return NULL;
+    long i = env_last(c, name);
+    if (i < 0)
+        return NULL;
+    if (defined)
+        *defined = true;
+    return tg_env_get_at(c->env_raw, (size_t)i, buf, len);
+}
+
+const char *tg_ctr_env_value(const struct tg_container *c, const char *name, bool *defined)
+{
+    if (c->env_memo == 0)
+        env_names_read(c);
+    if (c->env_memo < 0)
+        return tg_env_value_in(c->env_raw, name, defined);
+    long i = env_last(c, name);
+    if (defined)
+        *defined = i >= 0;
+    return i < 0 ? NULL : tg_env_value_at(c->env_raw, (size_t)i);
 }
 
 bool tg_fi_provider_selects_efa(const char *value)

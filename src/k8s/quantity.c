@@ -105,6 +105,33 @@ static int parse_suffix(const char *s, long long *e10, int *b2)
     return 0;
 }
 
+/* 10^e for 0 <= e <= LIMIT_DIGITS. */
+static __int128 pow10_128(int e)
+{
+    static const long long small[] = {1LL,
+                                      10LL,
+                                      100LL,
+                                      1000LL,
+                                      10000LL,
+                                      100000LL,
+                                      1000000LL,
+                                      10000000LL,
+                                      100000000LL,
+                                      1000000000LL,
+                                      10000000000LL,
+                                      100000000000LL,
+                                      1000000000000LL,
+                                      10000000000000LL,
+                                      100000000000000LL,
+                                      1000000000000000LL,
+                                      10000000000000000LL,
+                                      100000000000000000LL,
+                                      1000000000000000000LL};
+    if (e <= 18)
+        return small[e];
+    return (__int128)small[18] * small[e - 18];
+}
+
 /* Multiplies the big-endian decimal digits d[0..*n) by 2^b in place; d has room for *n + 19. */
 static void mul_pow2(unsigned char *d, size_t *n, int b)
 {
@@ -164,10 +191,12 @@ int tg_quantity_parse(const char *s, struct tg_quantity *q)
         for (size_t i = 0; i < nint; i++)
             iv = iv * 10 + (int_start[i] - '0');
         v = (__int128)iv << b2;
-        for (long long i = 0; i < e10 + 9 && v < LIMIT; i++)
-            v *= 10;
-        if (v >= LIMIT)
+        /* v x 10^k reaches 10^LIMIT_DIGITS exactly when v >= 10^(LIMIT_DIGITS - k): one compare
+         * and one multiply, not k of each */
+        k = e10 + 9;
+        if (v >= pow10_128(LIMIT_DIGITS - (int)k))
             return -ERANGE;
+        v *= pow10_128((int)k);
         q->nano = neg ? -v : v;
         return 0;
     }

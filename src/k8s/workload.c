@@ -4,6 +4,7 @@
  * (owner, Kueue), and the dispatch to the decoders of the training workloads (workload_jobs.c,
  * workload_trainer.c). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,17 @@ struct tg_template *tg_workload_add_template(struct tg_workload *wl)
         return NULL;
     wl->tpl = v;
     struct tg_template *t = &v[wl->ntpl++];
-    memset(t, 0, sizeof(*t));
+    /* zeroed but for its two paths (1 KB), which start at the root */
+    _Static_assert(offsetof(struct tg_template, path) < offsetof(struct tg_template, spec_path) &&
+                       offsetof(struct tg_template, spec_path) <
+                           offsetof(struct tg_template, containers),
+                   "the paths lie between the members zeroed before and after them");
+    size_t before = offsetof(struct tg_template, path);
+    size_t after = offsetof(struct tg_template, containers);
+    memset(t, 0, before);
+    memset((char *)t + after, 0, sizeof(*t) - after);
+    tg_path_root(&t->path);
+    tg_path_root(&t->spec_path);
     t->replicas = -1;
     t->world_pods = -1;
     return t;
@@ -53,6 +64,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     if (!v)
         return -ENOMEM;
     t->containers = v;
+    memset(t->count_memo, 0, sizeof(t->count_memo)); /* the sums change */
     struct tg_container *k = &v[t->ncontainers++];
     k->c = c;
     k->path = *path;
@@ -60,9 +72,11 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
     k->resources_key = "resources";
     /* limits, requests and claims in one walk over resources (a few members), not three lookups */
     json_t *res = json_object_get(c, "resources"), *limits = NULL, *requests = NULL, *claims = NULL;
-    const char *key;
-    json_t *m;
-    json_object_foreach (res, key, m) { /* nothing when res is not an object */
+    /* nothing when res is not an object; the iterator steps, not json_object_foreach (which
+     * looks each key's iterator up again) */
+    for (void *it = json_object_iter(res); it; it = json_object_iter_next(res, it)) {
+        const char *key = json_object_iter_key(it);
+        json_t *m = json_object_iter_value(it);
         if (!strcmp(key, "limits"))
             limits = m;
         else if (!strcmp(key, "requests"))
@@ -71,6 +85,7 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
             claims = m;
     }
     k->env_raw = json_object_get(c, "env");
+    k->env_memo = 0;
     k->res_raw = res;
     k->limits_raw = limits;
     k->requests_raw = requests;
@@ -88,8 +103,11 @@ int tg_template_add_container(struct tg_template *t, json_t *c, const struct tg_
 int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
 {
     static const char *const lists[] = {"containers", "initContainers"};
+    /* the spec's members the view keeps, with the two lists, in one read */
+    tg_template_read_spec(t);
+    json_t *raw[] = {t->containers_raw, t->init_containers_raw};
     for (size_t l = 0; l < 2; l++) {
-        json_t *arr = tg_get_array(ev, t->spec, &t->spec_path, lists[l]);
+        json_t *arr = tg_read_array(ev, raw[l], t->spec, &t->spec_path, lists[l]);
         struct tg_path lp, cp;
         size_t i;
         json_t *c;
@@ -113,27 +131,23 @@ int tg_template_add_containers(struct tg_eval *ev, struct tg_template *t)
     return 0;
 }
 
-/* tg_get_object(ev, parent, path, key) for a member whose json_object_get answer raw was read
- * before: through the getter (which reports) only when raw has the wrong type. */
-static json_t *object_member(struct tg_eval *ev, json_t *raw, json_t *parent,
-                             const struct tg_path *path, const char *key)
-{
-    if (tg_wrong_type(raw, JSON_OBJECT))
-        return tg_get_object(ev, parent, path, key);
-    return json_is_object(raw) ? raw : NULL;
-}
-
 int tg_template_read(struct tg_eval *ev, struct tg_template *t, json_t *parent,
                      const struct tg_path *ppath, const char *key)
+{
+    return tg_template_read_member(ev, t, parent, ppath, key, json_object_get(parent, key));
+}
+
+int tg_template_read_member(struct tg_eval *ev, struct tg_template *t, json_t *parent,
+                            const struct tg_path *ppath, const char *key, json_t *raw)
 {
     static const char *const keys[] = {"metadata", "spec"};
     json_t *m[2];
     tg_path_key(&t->path, ppath, key);
-    json_t *tpl = tg_get_object(ev, parent, ppath, key);
+    json_t *tpl = tg_read_object(ev, raw, parent, ppath, key);
     /* a pod template holds metadata and spec: one walk over it, not two lookups */
     tg_members_named(tpl, keys, 2, m);
-    t->meta = object_member(ev, m[0], tpl, &t->path, "metadata");
-    t->spec = object_member(ev, m[1], tpl, &t->path, "spec");
+    t->meta = tg_read_object(ev, m[0], tpl, &t->path, "metadata");
+    t->spec = tg_read_object(ev, m[1], tpl, &t->path, "spec");
     tg_path_key(&t->spec_path, &t->path, "spec");
     return tg_template_add_containers(ev, t);
 }
@@ -176,19 +190,21 @@ static int decode_pod(struct tg_eval *ev, struct tg_workload *wl, json_t *meta, 
     t->role_name = "Pod";
     t->replicas = 1;
     t->path = root;
-    t->meta = object_member(ev, meta, wl->obj, &root, "metadata");
-    t->spec = object_member(ev, spec, wl->obj, &root, "spec");
+    t->meta = tg_read_object(ev, meta, wl->obj, &root, "metadata");
+    t->spec = tg_read_object(ev, spec, wl->obj, &root, "spec");
     tg_path_key(&t->spec_path, &root, "spec");
     return tg_template_add_containers(ev, t);
 }
 
-/* raw: the member role of specs as json_object_get answers it */
+/* raw: the member role of specs as json_object_get answers it; i: 0 Launcher, 1 Worker */
 static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *specs,
-                          const struct tg_path *sp, const char *role, json_t *raw,
+                          const struct tg_path *sp, const char *role, json_t *raw, size_t i,
                           struct tg_template **out)
 {
+    static const char *const keys[] = {"replicas", "restartPolicy", "template"};
+    struct tg_mpi *m = &wl->mpi;
     struct tg_path rp;
-    json_t *rs = object_member(ev, raw, specs, sp, role);
+    json_t *rs = tg_read_object(ev, raw, specs, sp, role), *v[3];
     *out = NULL;
     if (!rs)
         return 0;
@@ -196,15 +212,19 @@ static int decode_replica(struct tg_eval *ev, struct tg_workload *wl, json_t *sp
     if (!t)
         return -ENOMEM;
     tg_path_key(&rp, sp, role);
-    bool launcher = !strcmp(role, "Launcher");
+    bool launcher = i == 0;
     t->role = launcher ? TG_ROLE_LAUNCHER : TG_ROLE_WORKER;
     t->role_name = launcher ? "Launcher" : "Worker";
+    /* a replica spec holds these three (and little else): one walk, not a lookup each */
+    tg_members_named(rs, keys, 3, v);
+    m->replicas_raw[i] = v[0];
+    m->restart_policy_raw[i] = v[1];
     long long n;
-    int got = tg_get_int(ev, rs, &rp, "replicas", &n);
+    int got = tg_read_int(ev, v[0], rs, &rp, "replicas", &n);
     t->replicas_set = got != 0;
     /* Operator defaults (docs/references.md#ref-mpi-replica-defaults): Launcher 1, Worker 0. */
     t->replicas = got == 1 ? n : got == 0 ? (launcher ? 1 : 0) : -1;
-    int rc = tg_template_read(ev, t, rs, &rp, "template");
+    int rc = tg_template_read_member(ev, t, rs, &rp, "template", v[2]);
     if (rc == 0)
         *out = t;
     return rc;
@@ -218,9 +238,14 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     long long n;
     bool b;
     int rc;
+    /* the members of spec read here in one walk over it (a few members), not a lookup each */
+    static const char *const keys[] = {"slotsPerWorker", "runLauncherAsWorker", "mpiImplementation",
+                                       "runPolicy", "mpiReplicaSpecs"};
+    json_t *v[5];
+    tg_members_named(spec, keys, 5, v);
     m->v1 = version && !strcmp(version, "v1");
     m->slots_per_worker = 1;
-    int got = tg_get_int(ev, spec, sp, "slotsPerWorker", &n);
+    int got = tg_read_int(ev, v[0], spec, sp, "slotsPerWorker", &n);
     m->slots_set = got != 0;
     if (got == 1)
         m->slots_per_worker = n;
@@ -228,19 +253,27 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
         m->slots_per_worker = -1;
     /* kubeflow.org/v1 (training-operator) has no runLauncherAsWorker: ignored
      * (docs/references.md#ref-trainingop-mpijob-fields). */
-    if (tg_get_bool(ev, spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
+    if (tg_read_bool(ev, v[1], spec, sp, "runLauncherAsWorker", &b) == 1 && !m->v1)
         m->run_launcher_as_worker = b;
-    const char *impl = tg_get_string(ev, spec, sp, "mpiImplementation");
+    const char *impl = tg_read_string(ev, v[2], spec, sp, "mpiImplementation");
     m->implementation = impl ? impl : "OpenMPI";
-    json_t *rp = tg_get_object(ev, spec, sp, "runPolicy");
-    tg_path_key(&p, sp, "runPolicy");
-    json_t *sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
-    tg_path_key(&p, &p, "schedulingPolicy");
-    if (tg_get_int(ev, sched, &p, "minAvailable", &n) == 1) {
+    json_t *rp = tg_read_object(ev, v[3], spec, sp, "runPolicy");
+    /* runPolicy.schedulingPolicy.minAvailable, read without paths; they are built (and the two
+     * read again through the getters) only to report a wrong type */
+    json_t *sraw = json_object_get(rp, "schedulingPolicy");
+    json_t *sched = json_is_object(sraw) ? sraw : NULL;
+    got = tg_int_value(json_object_get(sched, "minAvailable"), &n);
+    if (tg_wrong_type(sraw, JSON_OBJECT) || got < 0) {
+        tg_path_key(&p, sp, "runPolicy");
+        sched = tg_get_object(ev, rp, &p, "schedulingPolicy");
+        tg_path_key(&p, &p, "schedulingPolicy");
+        got = tg_get_int(ev, sched, &p, "minAvailable", &n);
+    }
+    if (got == 1) {
         m->has_min_available = true;
         m->min_available = n;
     }
-    json_t *specs = tg_get_object(ev, spec, sp, "mpiReplicaSpecs");
+    json_t *specs = tg_read_object(ev, v[4], spec, sp, "mpiReplicaSpecs");
     tg_path_key(&p, sp, "mpiReplicaSpecs");
     /* both replica specs in one walk over mpiReplicaSpecs, not four lookups */
     static const char *const roles[] = {"Launcher", "Worker"};
@@ -248,10 +281,10 @@ static int decode_mpijob(struct tg_eval *ev, struct tg_workload *wl, json_t *spe
     tg_members_named(specs, roles, 2, rs);
     m->launcher_spec = json_is_object(rs[0]) ? rs[0] : NULL;
     m->worker_spec = json_is_object(rs[1]) ? rs[1] : NULL;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], &m->launcher)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Launcher", rs[0], 0, &m->launcher)) < 0)
         return rc;
     struct tg_template *worker;
-    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], &worker)) < 0)
+    if ((rc = decode_replica(ev, wl, specs, &p, "Worker", rs[1], 1, &worker)) < 0)
         return rc;
     /* realloc may have moved the launcher: take both pointers after the last add. */
     m->launcher = NULL;
@@ -595,11 +628,12 @@ static bool suspend_field(enum tg_kind kind, json_t *spec, json_t **parent, cons
     }
 }
 
-static bool kueue_gated(json_t *pod_spec)
+/* gates: a pod spec's schedulingGates as written */
+static bool kueue_gated(json_t *gates)
 {
     size_t i;
     json_t *g;
-    json_array_foreach (json_object_get(pod_spec, "schedulingGates"), i, g) {
+    json_array_foreach (gates, i, g) {
         const char *n = json_string_value(json_object_get(g, "name"));
         if (n && (!strcmp(n, KUEUE_ADMISSION_GATE) || !strcmp(n, KUEUE_TOPOLOGY_GATE)))
             return true;
@@ -607,15 +641,24 @@ static bool kueue_gated(json_t *pod_spec)
     return false;
 }
 
-/* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. */
-/* raw_spec: the object's spec as json_object_get answers it */
-static void queue_state(struct tg_workload *wl, json_t *spec, json_t *raw_spec)
+/* A label map of at most this many members is walked for the queue label. */
+#define QUEUE_LABEL_WALK_MAX 4
+
+/* SPEC 11 Kueue: queued (the label on the object's own metadata) and held. A Pod's gates are
+ * read from its template (its spec is the object's), when the decoder made one. */
+static void queue_state(struct tg_workload *wl, json_t *spec)
 {
-    json_t *parent = NULL;
+    static const char *const queue_key[] = {KUEUE_QUEUE_LABEL};
+    json_t *parent = NULL, *q;
     const char *key;
-    wl->queued = json_is_string(json_object_get(wl->labels, KUEUE_QUEUE_LABEL));
+    /* nearly every label map is small: walked for the key, not hashed */
+    if (json_object_size(wl->labels) <= QUEUE_LABEL_WALK_MAX)
+        tg_members_named(wl->labels, queue_key, 1, &q);
+    else
+        q = json_object_get(wl->labels, KUEUE_QUEUE_LABEL);
+    wl->queued = json_is_string(q);
     if (wl->kind == TG_KIND_POD) {
-        wl->queue_held = kueue_gated(raw_spec);
+        wl->queue_held = wl->ntpl > 0 && kueue_gated(tg_template_scheduling_gates(&wl->tpl[0]));
         return;
     }
     if (!wl->queued)
@@ -729,12 +772,14 @@ int tg_workload_decode(struct tg_workload *wl, enum tg_kind kind, enum tg_op op,
         tg_path_root(&sp);
     else
         tg_path_key(&sp, &root, "spec");
-    json_t *spec = kind == TG_KIND_POD ? NULL : object_member(ev, top[3], obj, &root, "spec");
+    json_t *spec = kind == TG_KIND_POD ? NULL : tg_read_object(ev, top[3], obj, &root, "spec");
     const char *version = av && strchr(av, '/') ? strchr(av, '/') + 1 : av;
-    queue_state(wl, spec, top[3]);
     int rc = decode_kind(ev, wl, spec, &sp, version, top);
-    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++)
-        tg_template_read_spec(&wl->tpl[i]);
+    for (size_t i = 0; rc == 0 && i < wl->ntpl; i++) {
+        if (!wl->tpl[i].spec_read) /* a template whose containers the decoder added itself */
+            tg_template_read_spec(&wl->tpl[i]);
+    }
+    queue_state(wl, spec);
     if (rc == 0 && (kind == TG_KIND_POD || kind == TG_KIND_MPIJOB || kind == TG_KIND_NODESET ||
                     kind == TG_KIND_VCJOB))
         single_world(wl);

@@ -79,10 +79,10 @@ static bool has_env_from(json_t *c)
     return !json_is_array(ef) || json_array_size(ef) > 0;
 }
 
-static bool env_defined(json_t *env, const char *name)
+static bool env_defined(const struct tg_container *k, const char *name)
 {
     bool defined;
-    tg_env_value_in(env, name, &defined);
+    tg_ctr_env_value(k, name, &defined);
     return defined;
 }
 
@@ -169,32 +169,32 @@ static int defaults_for(struct tg_eval *ev, const struct tg_template *t, json_t 
     return rc;
 }
 
-/* items without the names a container whose env member is env already defines (the user's value
- * wins). New array. */
+/* items without the names container k already defines (the user's value wins). New array. */
 #define MISSING_MAX 32
 
-static json_t *missing_in(json_t *items, json_t *env)
+static json_t *missing_in(json_t *items, const struct tg_container *k)
 {
+    json_t *env = k->env_raw;
     json_t *out = json_array();
-    size_t i, k, n = json_array_size(items);
+    size_t i, j, n = json_array_size(items);
     json_t *it, *e;
     const char *names[MISSING_MAX];
     bool defined[MISSING_MAX];
     /* up to MISSING_MAX items: one pass over the container's env marks the names it defines
      * (the same answer as env_defined per item, which walks the env once for each) */
-    for (k = 0; k < n && n <= MISSING_MAX; k++) {
-        names[k] = tg_env_entry_name(json_array_get(items, k));
-        defined[k] = false;
+    for (j = 0; j < n && n <= MISSING_MAX; j++) {
+        names[j] = tg_env_entry_name(json_array_get(items, j));
+        defined[j] = false;
     }
     json_array_foreach (n <= MISSING_MAX && json_is_array(env) ? env : NULL, i, e) {
-        const char *en = tg_env_entry_name(e);
-        for (k = 0; en && k < n; k++)
-            defined[k] = defined[k] || !strcmp(en, names[k]);
+        const char *en = tg_ctr_env_name(k, i); /* the container's kept names */
+        for (j = 0; en && j < n; j++)
+            defined[j] = defined[j] || !strcmp(en, names[j]);
     }
     json_array_foreach (items, i, it) {
         bool have = n <= MISSING_MAX
                         ? defined[i]
-                        : env_defined(env, json_string_value(json_object_get(it, "name")));
+                        : env_defined(k, json_string_value(json_object_get(it, "name")));
         if (out && !have && json_array_append(out, it)) {
             json_decref(out);
             return NULL;
@@ -554,7 +554,7 @@ static int hydra_forwarding(struct tg_eval *ev, const struct tg_container *k,
             return 0;
         }
     }
-    json_t *add = missing_in(items, k->env_raw);
+    json_t *add = missing_in(items, k);
     if (!add)
         return -ENOMEM;
     if (json_array_size(add) == 0 || !env_writable(ev, k, add)) {
@@ -614,7 +614,7 @@ static int inject_own(struct tg_eval *ev, const struct tg_template *t)
                 break;
             }
         }
-        json_t *add = missing_in(items, k->env_raw);
+        json_t *add = missing_in(items, k);
         if (!add) {
             rc = -ENOMEM;
             break;

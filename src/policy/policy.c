@@ -136,8 +136,10 @@ enum tg_action tg_policy_action(const struct tg_policy *p, int rule_index)
 const struct tg_instance *tg_policy_instance(const struct tg_policy *p, const char *name)
 {
     for (size_t i = 0; i < p->ninstances; i++) {
-        /* the first byte tells most names apart without a call */
-        if (p->instances[i].name[0] == name[0] && !strcmp(p->instances[i].name, name))
+        /* the first two bytes tell most names apart without a call (the second is read only when
+         * the first is no terminator: then both strings have one) */
+        const char *n = p->instances[i].name;
+        if (n[0] == name[0] && (!name[0] || n[1] == name[1]) && !strcmp(n, name))
             return &p->instances[i];
     }
     return NULL;

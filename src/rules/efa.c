@@ -18,7 +18,6 @@
 #include "tg/registry.h"
 #include "tg/roles.h"
 
-#define HUGEPAGES_PREFIX "hugepages-"
 /* Values quoted in messages are cut here so that the whole line stays under ~200 characters. */
 #define VALUE_TEXT_MAX 40
 /* Templates whose rank lists the env and RDMA checks keep on the stack; more take the heap. */
@@ -108,6 +107,15 @@ static bool check_value(struct tg_eval *ev, const char *name, const json_t *v,
     return true;
 }
 
+/* a and b are JSON strings of the same bytes. */
+static bool same_string(const json_t *a, const json_t *b)
+{
+    if (!json_is_string(a) || !json_is_string(b))
+        return false;
+    size_t n = json_string_length(a);
+    return n == json_string_length(b) && !memcmp(json_string_value(a), json_string_value(b), n);
+}
+
 /* Checks one non-overcommittable resource (EFA, hugepages-*) of container c. */
 static void check_resource(struct tg_eval *ev, const struct tg_container *c, const char *name,
                            bool limits_usable)
@@ -123,7 +131,11 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     bool lplain = r.limit && tg_plain_count(r.limit, &ln);
     bool rplain = r.request && tg_plain_count(r.request, &rn);
     bool lok = lplain || (r.limit && check_value(ev, name, r.limit, c, "limits", &lq));
-    bool rok = rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
+    /* a request written as the same string as a usable limit ("5120Mi" twice) is as usable and
+     * equal to it: no second parse, no comparison */
+    bool same = lok && !lplain && r.request && same_string(r.limit, r.request);
+    bool rok =
+        same || rplain || (r.request && check_value(ev, name, r.request, c, "requests", &rq));
     if (!r.request || !rok)
         return;
     if (!r.limit) {
@@ -140,7 +152,9 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     if (!lok)
         return;
     bool differ;
-    if (lplain && rplain) {
+    if (same) {
+        differ = false;
+    } else if (lplain && rplain) {
         differ = ln != rn;
     } else {
         /* one plain, one not: the plain one parsed too (it parses, as a quantity) */
@@ -159,27 +173,10 @@ static void check_resource(struct tg_eval *ev, const struct tg_container *c, con
     }
 }
 
-/* Adds the hugepages-* names of one resource map to names (deduplicated). */
-static void hugepage_names(json_t *map, const char **names, size_t *n, size_t cap)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach (map, key, v) {
-        if (key[0] != 'h' || strncmp(key, HUGEPAGES_PREFIX, strlen(HUGEPAGES_PREFIX)))
-            continue;
-        bool dup = false;
-        for (size_t i = 0; i < *n; i++)
-            dup |= !strcmp(names[i], key);
-        if (!dup && *n < cap)
-            names[(*n)++] = key;
-    }
-    (void)v;
-}
-
 static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
 {
     struct tg_path rp;
-    const char *names[8];
+    const char *names[1 + TG_HUGEPAGE_NAMES_MAX];
     size_t n = 0;
     /* resources, limits and requests as the decoder read them; read again through the getters
      * only to report a wrong type */
@@ -188,20 +185,17 @@ static void check_quantities(struct tg_eval *ev, const struct tg_container *c)
         tg_get_object(ev, c->c, &c->path, "resources");
     json_t *lraw = c->limits_raw;
     json_t *rraw = c->requests_raw;
-    json_t *limits = json_is_object(lraw) ? lraw : NULL;
-    json_t *requests = json_is_object(rraw) ? rraw : NULL;
     if (tg_wrong_type(lraw, JSON_OBJECT) || tg_wrong_type(rraw, JSON_OBJECT)) {
         /* the path is built only to report the wrong type, as the getters do */
         tg_path_key(&rp, &c->path, c->resources_key ? c->resources_key : "resources");
-        limits = tg_get_object(ev, res, &rp, "limits");
-        requests = tg_get_object(ev, res, &rp, "requests");
+        tg_get_object(ev, res, &rp, "limits");
+        tg_get_object(ev, res, &rp, "requests");
     }
     bool limits_usable = !lraw || json_is_null(lraw) || json_is_object(lraw);
     names[n++] = TG_RES_EFA;
-    if (c->hugepage_keys) { /* the decoder saw a hugepages- key in limits or requests */
-        hugepage_names(limits, names, &n, sizeof(names) / sizeof(names[0]));
-        hugepage_names(requests, names, &n, sizeof(names) / sizeof(names[0]));
-    }
+    /* the hugepages-* keys of limits, then the others of requests, as the decoder found them */
+    for (size_t i = 0; i < c->nhugepage_names; i++)
+        names[n++] = c->hugepage_names[i];
     for (size_t i = 0; i < n; i++)
         check_resource(ev, c, names[i], limits_usable);
 }
@@ -213,6 +207,14 @@ static void check_hugepages(struct tg_eval *ev, const struct tg_container *c)
     struct tg_path lp;
     long long n = 0;
     if (!tg_ctr_requests_efa(c))
+        return;
+    /* A string that begins with a digit 1-9 ("5120Mi") is a count above 0 or no count at all (a
+     * fraction, a tiny exponent, garbage after it): either way not "no hugepages", and the
+     * quantity parser need not say which. */
+    struct tg_res r;
+    tg_ctr_res(c, TG_RES_HUGEPAGES_2MI, &r);
+    const char *s = json_string_value(r.limit ? r.limit : r.request);
+    if (s && s[0] >= '1' && s[0] <= '9')
         return;
     int rc = tg_ctr_count(c, TG_RES_HUGEPAGES_2MI, &n);
     if (rc < 0 || (rc == 1 && n > 0))
@@ -296,7 +298,7 @@ static void check_hostpath(struct tg_eval *ev, const struct tg_template *t)
     struct tg_path vp, ip, hp;
     size_t i;
     json_t *v;
-    json_t *vols = tg_get_array(ev, t->spec, &t->spec_path, "volumes");
+    json_t *vols = tg_read_array(ev, tg_template_volumes(t), t->spec, &t->spec_path, "volumes");
     json_array_foreach (vols, i, v) {
         if (!json_is_object(v))
             continue;

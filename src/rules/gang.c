@@ -42,12 +42,10 @@ static void mpijob_negative_replicas(struct tg_eval *ev)
     static const char *const fields[] = {"spec.mpiReplicaSpecs.Launcher.replicas",
                                          "spec.mpiReplicaSpecs.Worker.replicas"};
     const struct tg_mpi *m = &ev->wl->mpi;
-    json_t *specs[] = {m->launcher_spec, m->worker_spec};
     for (size_t i = 0; i < 2; i++) {
         long long n = 0;
-        /* NULL ev: a wrong type is the workload decoder's object.invalid-field (and with no
-         * report to write, tg_get_int needs no path) */
-        if (tg_get_int(NULL, specs[i], NULL, "replicas", &n) == 1)
+        /* the member as the decoder read it; a wrong type is its object.invalid-field */
+        if (tg_int_value(m->replicas_raw[i], &n) == 1)
             check_negative(ev, fields[i], "replicas", n);
     }
 }
@@ -313,6 +311,9 @@ static bool is_volcano_scheduler(const struct tg_policy *p, const char *name)
     return false;
 }
 
+/* An annotation map of at most this many members is walked for the group keys. */
+#define GROUP_WALK_MAX 8
+
 static void gang_pod(struct tg_eval *ev)
 {
     static const char *const keys[] = {"scheduling.k8s.io/group-name",
@@ -320,11 +321,23 @@ static void gang_pod(struct tg_eval *ev)
     const struct tg_workload *wl = ev->wl;
     struct tg_path root, ap;
     const char *group = NULL, *key = NULL;
-    tg_path_root(&root);
-    tg_path_key(&ap, &root, "metadata");
-    tg_path_key(&ap, &ap, "annotations");
+    json_t *ann[2];
+    /* both keys in one walk over a small annotation map (looked up in a larger one); the path
+     * is built, and the member read through the getter, only to report a wrong type */
+    if (json_object_size(wl->annotations) <= GROUP_WALK_MAX) {
+        tg_members_named(wl->annotations, keys, 2, ann);
+    } else {
+        ann[0] = json_object_get(wl->annotations, keys[0]);
+        ann[1] = json_object_get(wl->annotations, keys[1]);
+    }
     for (size_t i = 0; i < 2 && !group; i++) {
-        const char *g = tg_get_string(ev, wl->annotations, &ap, keys[i]);
+        const char *g = json_string_value(ann[i]);
+        if (tg_wrong_type(ann[i], JSON_STRING)) {
+            tg_path_root(&root);
+            tg_path_key(&ap, &root, "metadata");
+            tg_path_key(&ap, &ap, "annotations");
+            g = tg_get_string(ev, wl->annotations, &ap, keys[i]); /* reports it */
+        }
         if (g && *g) {
             group = g;
             key = keys[i];

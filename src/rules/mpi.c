@@ -38,11 +38,11 @@ static const struct tg_container *main_container(const struct tg_template *t)
 
 /* ---- the operator's validation (docs/references.md#ref-mpi-validation) ---------------------- */
 
-/* A replica count as written: 1 and *v for a number (2.0 counts as 2), 0 when absent or null,
- * -1 for another type (the decoder reports that as object.invalid-field). */
-static int written_count(json_t *spec, long long *v)
+/* A replica count as written (r: the replicas member of a replica spec, NULL when absent): 1 and
+ * *v for a number (2.0 counts as 2), 0 when absent or null, -1 for another type (the decoder
+ * reports that as object.invalid-field). */
+static int written_count(json_t *r, long long *v)
 {
-    json_t *r = json_object_get(spec, "replicas");
     if (!r || json_is_null(r))
         return 0;
     if (json_is_integer(r))
@@ -61,7 +61,7 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
         tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher",
                   "missing: the operator requires exactly one Launcher and would only log an "
                   "event and never start the job; add a Launcher replica spec with replicas: 1");
-    } else if (written_count(m->launcher_spec, &n) == 1 && n != 1) {
+    } else if (written_count(m->replicas_raw[0], &n) == 1 && n != 1) {
         tg_report(ev, TG_RULE_MPI_REPLICAS, "spec.mpiReplicaSpecs.Launcher.replicas",
                   "is %lld, must be 1: the operator refuses it and the job never starts; set "
                   "replicas: 1",
@@ -69,7 +69,7 @@ static void check_replicas(struct tg_eval *ev, const struct tg_mpi *m)
     }
     if (!m->worker_spec)
         return; /* a launcher-only MPIJob is valid (SPEC section 9) */
-    int got = written_count(m->worker_spec, &n);
+    int got = written_count(m->replicas_raw[1], &n);
     if (got == 0 && !m->v1) {
         /* v2beta1 defaults Worker replicas to 0, then requires >= 1
          * (docs/references.md#ref-mpi-replica-defaults, #ref-mpi-validation). The training-operator
@@ -99,7 +99,7 @@ static void check_restart_policy(struct tg_eval *ev, const struct tg_mpi *m)
         if (!specs[i])
             continue;
         const struct tg_path *p = &paths[i];
-        const char *rp = tg_get_string(ev, specs[i], p, "restartPolicy");
+        const char *rp = tg_read_string(ev, m->restart_policy_raw[i], specs[i], p, "restartPolicy");
         if (!rp || !strcmp(rp, "Never") || !strcmp(rp, "OnFailure"))
             continue;
         tg_report(ev, TG_RULE_MPI_RESTART_POLICY,
@@ -224,36 +224,48 @@ int tg_mpi_slots(struct tg_eval *ev, const struct tg_workload *wl, struct tg_mpi
     return ev->error ? ev->error : count_slots(&wl->mpi, host, s) ? 1 : 0;
 }
 
-/* The path of the command/args item that holds the launcher (or its script). */
-static void run_field(const struct tg_container *c, size_t item, struct tg_path *p)
+/* The path of the command/args item that holds the launcher (or its script), built on its first
+ * use: a line that fits its slots reports nothing and needs none. */
+struct run_field {
+    const struct tg_container *c;
+    size_t item;
+    bool built;
+    struct tg_path p;
+};
+
+static const char *run_field(struct run_field *f)
 {
-    json_t *cmd = json_object_get(c->c, "command");
-    size_t ncmd = json_is_array(cmd) ? json_array_size(cmd) : 0;
-    tg_path_key(p, &c->path, item < ncmd ? "command" : "args");
-    tg_path_index(p, p, item < ncmd ? item : item - ncmd);
+    if (!f->built) {
+        json_t *cmd = json_object_get(f->c->c, "command");
+        size_t ncmd = json_is_array(cmd) ? json_array_size(cmd) : 0;
+        tg_path_key(&f->p, &f->c->path, f->item < ncmd ? "command" : "args");
+        tg_path_index(&f->p, &f->p, f->item < ncmd ? f->item : f->item - ncmd);
+        f->built = true;
+    }
+    return f->p.field;
 }
 
-static void check_unresolved(struct tg_eval *ev, const char *field, const struct tg_mpirun *r,
+static void check_unresolved(struct tg_eval *ev, struct run_field *field, const struct tg_mpirun *r,
                              const struct tg_mpi_slots *s)
 {
     if (r->np.set && !r->np.resolved)
-        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
+        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, run_field(field),
                   "%s -np %.30s cannot be checked against %lld slots (%s); write a number or a "
                   "literal env value",
                   r->launcher, r->np.text, s->total, r->np.reason);
     else if (r->per_node.set && !r->per_node.resolved)
-        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
+        tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, run_field(field),
                   "%s ranks per node %.30s are unknown (%s); use a number (slotsPerWorker is %lld)",
                   r->launcher, r->per_node.text, r->per_node.reason, s->per_worker);
 }
 
 /* -H and --hostfile decide where ranks go; say so instead of guessing. Returns true when the
  * operator's slots still apply. */
-static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_mpirun *r)
+static bool hosts_apply(struct tg_eval *ev, struct run_field *field, const struct tg_mpirun *r)
 {
     if (r->hosts && r->host_slots_known) {
         if (r->np.set && r->np.resolved && r->np.value > r->host_slots && !r->oversubscribe)
-            tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, field,
+            tg_report(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, run_field(field),
                       "%s -np %lld is above the %lld slots of its own -H list (%zu hosts): mpirun "
                       "fails with \"not enough slots\"; lower -np or list more slots",
                       r->launcher, r->np.value, r->host_slots, r->nhosts);
@@ -261,7 +273,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     }
     if (r->hosts) {
         if (r->np.set)
-            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
+            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, run_field(field),
                       "%s -np %.30s is not checked: its -H host list is not literal, so its "
                       "slots are unknown; use the operator's hostfile or literal host:slots",
                       r->launcher, r->np.text);
@@ -269,7 +281,7 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
     }
     if (r->hostfile && strcmp(r->hostfile_path, OPERATOR_HOSTFILE) != 0) {
         if (r->np.set)
-            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, field,
+            tg_report(ev, TG_RULE_MPI_NP_UNRESOLVED, run_field(field),
                       "%s -np %.30s is not checked: --hostfile %.50s is not the operator's %s, so "
                       "its slots are unknown",
                       r->launcher, r->np.text, r->hostfile_path[0] ? r->hostfile_path : "(unknown)",
@@ -285,18 +297,19 @@ static bool hosts_apply(struct tg_eval *ev, const char *field, const struct tg_m
 static void check_run(struct tg_eval *ev, const struct tg_container *lc, const struct tg_mpirun *r,
                       const struct tg_mpi_slots *s, bool largest)
 {
-    struct tg_path p;
-    run_field(lc, r->argv_index, &p);
-    const char *field = p.field;
-    check_unresolved(ev, field, r, s);
-    if (!hosts_apply(ev, field, r))
+    struct run_field field; /* not zeroed: its path is written when built */
+    field.c = lc;
+    field.item = r->argv_index;
+    field.built = false;
+    check_unresolved(ev, &field, r, s);
+    if (!hosts_apply(ev, &field, r))
         return;
     bool hydra = r->impl != TG_MPI_OPENMPI;
     enum tg_action cap = hydra ? TG_ACTION_WARN : TG_ACTION_DENY;
     if (r->per_node.set && r->per_node.resolved && r->per_node.value > s->per_worker &&
         !r->oversubscribe) {
         tg_report_capped(
-            ev, TG_RULE_MPI_NPERNODE_EXCEEDS_SLOTS, cap, field,
+            ev, TG_RULE_MPI_NPERNODE_EXCEEDS_SLOTS, cap, run_field(&field),
             "%s runs %lld ranks per worker but slotsPerWorker is %lld: %s; lower it to %lld "
             "or raise slotsPerWorker",
             r->launcher, r->per_node.value, s->per_worker,
@@ -311,7 +324,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
         !r->oversubscribe && !__builtin_mul_overflow(r->per_node.value, s->nodes, &placed) &&
         placed < s->total && np > placed) {
         /* Open MPI refuses more processes than ppr places; hydra wraps around the hosts */
-        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, field,
+        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, run_field(&field),
                          "%s -np %lld is above the %lld ranks that %lld per worker place on %lld "
                          "workers: %s; use -np %lld",
                          r->launcher, np, placed, r->per_node.value, s->nodes,
@@ -322,7 +335,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
         /* Open MPI refuses (open-mpi/ompi#3133); hydra wraps ranks round-robin over the hosts
          * (wiki.mpich.org Using_the_Hydra_Process_Manager), so ranks share GPUs. */
         char what[96];
-        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, field,
+        tg_report_capped(ev, TG_RULE_MPI_NP_EXCEEDS_SLOTS, cap, run_field(&field),
                          "%s -np %lld is above the %lld slots (%s): %s; use -np %lld or add slots",
                          r->launcher, np, s->total, tg_mpi_slots_what(s, what, sizeof(what)),
                          hydra ? "extra ranks share the GPUs of the same workers"
@@ -330,7 +343,7 @@ static void check_run(struct tg_eval *ev, const struct tg_container *lc, const s
                          s->total);
     } else if (np < s->total && largest) {
         char what[96];
-        tg_report(ev, TG_RULE_MPI_NP_BELOW_SLOTS, field,
+        tg_report(ev, TG_RULE_MPI_NP_BELOW_SLOTS, run_field(&field),
                   "%s -np %lld uses %lld of the %lld slots (%s): %lld stay idle; use -np %lld or "
                   "fewer workers or slots",
                   r->launcher, np, np, s->total, tg_mpi_slots_what(s, what, sizeof(what)),
@@ -489,7 +502,7 @@ static bool reaches_ranks(const struct tg_launch *l, const char *name)
 static void check_env(struct tg_eval *ev, const struct tg_container *wc,
                       const struct tg_container *lc, const struct tg_launch *l)
 {
-    json_t *env = wc ? json_object_get(wc->c, "env") : NULL;
+    json_t *env = wc ? wc->env_raw : NULL;
     char names[200] = "", fix[200] = "";
     size_t missing = 0, i;
     json_t *e;
@@ -499,7 +512,7 @@ static void check_env(struct tg_eval *ev, const struct tg_container *wc,
     for (size_t k = 0; k < l->nruns; k++)
         openmpi |= l->runs[k].impl == TG_MPI_OPENMPI && !l->runs[k].forward_all;
     json_array_foreach (env, i, e) {
-        const char *name = tg_env_entry_name(e);
+        const char *name = tg_ctr_env_name(wc, i);
         if (!name || !is_fabric_var(name) || reaches_ranks(l, name))
             continue;
         bool dup = false;

@@ -36,7 +36,7 @@ static bool env_is(const struct tg_template *t, const char *name, const char *va
 {
     for (size_t i = 0; i < t->ncontainers; i++) {
         bool defined;
-        const char *v = tg_env_value_in(t->containers[i].env_raw, name, &defined);
+        const char *v = tg_ctr_env_value(&t->containers[i], name, &defined);
         if (defined && (!value || (v && !strcmp(v, value))))
             return true;
     }
@@ -243,8 +243,9 @@ bool tg_pod_is_ssh_rank_host(const struct tg_workload *wl)
                                        "training.kubeflow.org/operator-name", "volcano.sh/job-name",
                                        "jobset.sigs.k8s.io/jobset-name"};
     json_t *lab[4];
-    /* the four labels in one walk over the labels */
-    tg_members_named(json_object_get(t->meta, "labels"), keys, 4, lab);
+    /* the four labels in one walk over the labels (a Pod's own: its template's metadata is the
+     * object's, whose labels the decoder read) */
+    tg_members_named(wl->labels, keys, 4, lab);
     if (str_is(lab[0], "worker") && str_is(lab[1], "mpi-operator"))
         return true;
     /* Volcano's mpi/ssh plugins, Kubeflow Trainer's MPI nodes: sshd in a framework's pod */

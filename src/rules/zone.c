@@ -236,7 +236,17 @@ static int template_pin_by(struct tg_eval *ev, const struct tg_template *t, bool
     char list[LIST_MAX];
     bool several = false;
     int rc;
-    memset(zp, 0, sizeof(*zp));
+    /* zeroed but for the two paths, which start at the root (written only when they are used) */
+    zp->state = PIN_NONE;
+    zp->zone = zp->zone_id = NULL;
+    zp->field_kind = PIN_FIELD_PATH;
+    zp->field_tpl = NULL;
+    zp->field_keys = NULL;
+    zp->field_nkeys = 0;
+    tg_path_root(&zp->field);
+    zp->preferred = false;
+    tg_path_root(&zp->pref_field);
+    zp->allowed[0] = '\0';
     tg_label_pin_init(&aff);
     if ((rc = tg_template_pin_node_selector(ev, t, keys, nzkeys, &ns)) < 0 ||
         (rc = tg_template_pin_node_affinity(ev, t, keys, nzkeys, &aff)) < 0)

@@ -2,10 +2,12 @@
  * each mode, and the response encoder, driven by test-only rules and mutators. */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tg/base64.h"
+#include "tg/catalogue.h"
 #include "tg/handler.h"
 #include "tg/jsonw.h"
 #include "tg/patch.h"
@@ -112,6 +114,39 @@ START_TEST(paths_print_plain_keys_after_a_dot_and_others_in_brackets)
 }
 END_TEST
 
+/* Every byte, alone and between plain ones: a key prints after a dot when each of its bytes is an
+ * ASCII letter or digit, '_' or '-', else in brackets; the pointer escapes only '~' and '/'. */
+START_TEST(paths_classify_every_byte)
+{
+    for (int c = 1; c < 256; c++) {
+        for (int pad = 0; pad < 2; pad++) {
+            char key[4], field[16], ptr[16];
+            const char *tok = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
+            bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') || c == '_' || c == '-';
+            if (pad)
+                snprintf(key, sizeof(key), "a%cb", c);
+            else
+                snprintf(key, sizeof(key), "%c", c);
+            snprintf(field, sizeof(field), plain ? "r.%s" : "r[%s]", key);
+            if (tok)
+                snprintf(ptr, sizeof(ptr), pad ? "/r/a%sb" : "/r/%s", tok);
+            else
+                snprintf(ptr, sizeof(ptr), "/r/%s", key);
+            struct tg_path r, p;
+            tg_path_root(&r);
+            tg_path_key(&r, &r, "r");
+            tg_path_key(&p, &r, key);
+            ck_assert_msg(!strcmp(p.field, field), "byte %d: field %s, expected %s", c, p.field,
+                          field);
+            ck_assert_msg(!strcmp(p.ptr, ptr), "byte %d: ptr %s, expected %s", c, p.ptr, ptr);
+            ck_assert_uint_eq(p.field_len, strlen(field));
+            ck_assert_uint_eq(p.ptr_len, strlen(ptr));
+        }
+    }
+}
+END_TEST
+
 /* A key at the root prints without a dot (or in brackets); a key fills the field up to its last
  * byte, and one byte more overflows and leaves the field as it was. */
 START_TEST(paths_at_the_root_and_at_the_last_byte)
@@ -157,6 +192,40 @@ START_TEST(paths_at_the_root_and_at_the_last_byte)
 END_TEST
 
 /* The kept lengths match the strings through escapes, indexes, copies and overflow. */
+/* An index prints as "[i]" and "/i"; one that fills the field or the pointer up to its last byte
+ * fits, one byte more overflows and leaves that string as it was; 0 and SIZE_MAX print whole. */
+START_TEST(paths_index_at_the_last_byte)
+{
+    struct tg_path r, p;
+    char key[TG_PATH_MAX + 1], want[TG_PATH_MAX + 32];
+    tg_path_root(&r);
+    tg_path_index(&p, &r, 0);
+    ck_assert_str_eq(p.field, "[0]");
+    ck_assert_str_eq(p.ptr, "/0");
+    tg_path_index(&p, &r, SIZE_MAX);
+    snprintf(want, sizeof(want), "[%zu]", (size_t)SIZE_MAX);
+    ck_assert_str_eq(p.field, want);
+    snprintf(want, sizeof(want), "/%zu", (size_t)SIZE_MAX);
+    ck_assert_str_eq(p.ptr, want);
+    /* a key of n bytes, then index 12: the field needs n + 4 + 1 bytes, the pointer n + 4 + 1 */
+    for (size_t n = TG_PATH_MAX - 7; n <= TG_PATH_MAX - 4; n++) {
+        memset(key, 'k', n);
+        key[n] = '\0';
+        tg_path_root(&r);
+        tg_path_key(&r, &r, key);
+        tg_path_index(&p, &r, 12);
+        bool fits_field = n + 4 + 1 <= TG_PATH_MAX, fits_ptr = n + 1 + 3 + 1 <= TG_PATH_MAX;
+        snprintf(want, sizeof(want), "%s[12]", key);
+        ck_assert_str_eq(p.field, fits_field ? want : key);
+        snprintf(want, sizeof(want), "/%s/12", key);
+        ck_assert_str_eq(p.ptr, fits_ptr ? want : r.ptr);
+        ck_assert_uint_eq(p.field_len, strlen(p.field));
+        ck_assert_uint_eq(p.ptr_len, strlen(p.ptr));
+        ck_assert(p.overflow == (r.overflow || !fits_field || !fits_ptr));
+    }
+}
+END_TEST
+
 START_TEST(paths_keep_their_lengths_through_every_append)
 {
     static const char *const keys[] = {"spec", "a/b", "x~y", "vpc.amazonaws.com/efa", "", "k-1"};
@@ -786,6 +855,47 @@ START_TEST(mutate_records_no_verdict_annotations_for_decoder_findings)
 }
 END_TEST
 
+/* The first row whose group, kind and (when it names one) version are the ones asked, as a plain
+ * loop finds it: the catalogue lookup gives the same row for every group, version and kind of
+ * the table, crossed, and for NULL and unknown ones. */
+static const struct tg_api_def *api_lookup_ref(const char *g, const char *v, const char *k)
+{
+    for (size_t i = 0; i < tg_api_count; i++) {
+        const struct tg_api_def *a = &tg_api_defs[i];
+        if (!strcmp(a->group, g ? g : "") && !strcmp(a->kind_name, k ? k : "") &&
+            (!a->version || !strcmp(a->version, v ? v : "")))
+            return a;
+    }
+    return NULL;
+}
+
+START_TEST(api_lookup_finds_the_first_matching_row)
+{
+    const char *groups[64], *versions[64], *kinds[64];
+    size_t n = 0;
+    for (size_t i = 0; i < tg_api_count && n + 1 < 64; i++, n++) {
+        groups[n] = tg_api_defs[i].group;
+        versions[n] = tg_api_defs[i].version;
+        kinds[n] = tg_api_defs[i].kind_name;
+    }
+    groups[n] = "example.com";
+    versions[n] = "v9";
+    kinds[n] = "";
+    n++;
+    for (size_t g = 0; g <= n; g++) {
+        for (size_t v = 0; v <= n; v++) {
+            for (size_t k = 0; k <= n; k++) {
+                const char *gs = g < n ? groups[g] : NULL, *vs = v < n ? versions[v] : NULL;
+                const char *ks = k < n ? kinds[k] : NULL;
+                ck_assert_ptr_eq(tg_api_lookup(gs, vs, ks), api_lookup_ref(gs, vs, ks));
+            }
+        }
+    }
+    ck_assert_ptr_nonnull(tg_api_lookup("", "v1", "Pod"));
+    ck_assert_ptr_null(tg_api_lookup("", "v1", "pod"));
+}
+END_TEST
+
 START_TEST(rule_ids_are_unique_and_well_formed)
 {
     for (size_t i = 0; i < tg_rule_count; i++) {
@@ -924,6 +1034,8 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, paths_at_the_root_and_at_the_last_byte);
     tcase_add_test(tc, paths_keep_their_lengths_through_every_append);
     tcase_add_test(tc, paths_print_plain_keys_after_a_dot_and_others_in_brackets);
+    tcase_add_test(tc, paths_classify_every_byte);
+    tcase_add_test(tc, paths_index_at_the_last_byte);
     tcase_add_test(tc, base64_round_trips_and_rejects_bad_input);
     tcase_add_test(tc, append_items_creates_a_missing_array_in_one_add);
     tcase_add_loop_test(tc, apply_follows_apiserver_json_patch_semantics, 0,
@@ -939,6 +1051,7 @@ Suite *tg_test_engine_suite(void)
     tcase_add_test(tc, a_rule_that_cannot_decide_is_an_error_not_an_allow);
     tcase_add_test(tc, policy_rule_actions_and_namespace_modes_apply);
     tcase_add_test(tc, rule_ids_are_unique_and_well_formed);
+    tcase_add_test(tc, api_lookup_finds_the_first_matching_row);
     tcase_add_test(tc, warnings_are_capped_with_a_line_that_counts_the_rest);
     tcase_add_test(tc, mutate_records_no_verdict_annotations_for_decoder_findings);
     tcase_add_test(tc, handler_answers_bad_bodies_with_a_status_object);

@@ -242,6 +242,17 @@ START_TEST(default_has_instance_table)
     ck_assert_int_eq(in->efa, 1);
     ck_assert(!in->gdr);
     ck_assert_ptr_null(tg_policy_instance(p, "p5.48XLARGE"));
+    /* every row by its name; prefixes, extensions and the empty name find none */
+    for (size_t i = 0; i < p->ninstances; i++) {
+        char longer[80];
+        const char *name = p->instances[i].name;
+        ck_assert_ptr_eq(tg_policy_instance(p, name), &p->instances[i]);
+        snprintf(longer, sizeof(longer), "%sx", name);
+        ck_assert_ptr_null(tg_policy_instance(p, longer));
+    }
+    static const char *const none[] = {"", "p", "p5", "p5.", "p5.48xlarg", "q", "5"};
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+        ck_assert_ptr_null(tg_policy_instance(p, none[i]));
     tg_policy_unref(p);
 }
 END_TEST
