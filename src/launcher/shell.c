@@ -841,6 +841,19 @@ static bool ends_word(char c)
     return k == 1 || k >= 3;
 }
 
+/* The first byte at or after e that word_class marks (the script's NUL is one), four bytes a
+ * turn: each is looked at only after the one before it is not marked, so no byte past the
+ * script is read. */
+static inline const char *to_word_class(const char *e)
+{
+    while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
+           !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
+        e += 4;
+    while (!word_class[(unsigned char)*e])
+        e++;
+    return e;
+}
+
 /* lex_next past the usual word. */
 static enum tok lex_token(struct lex *lx, struct walk *w, struct rword *rw)
 {
@@ -974,14 +987,7 @@ static inline enum tok lex_next(struct lex *lx, struct walk *w, struct rword *rw
         p++;
     lx->p = p;
     if (!word_class[(unsigned char)*p] && *p != '#' && !rw->v && !lx->error) {
-        /* four bytes a turn: each is looked at only after the one before it is not an end (the
-         * NUL is one), so no byte past the script is read */
-        const char *e = p + 1;
-        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
-               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
-            e += 4;
-        while (!word_class[(unsigned char)*e])
-            e++;
+        const char *e = to_word_class(p + 1);
         unsigned char k = word_class[(unsigned char)*e];
         if (k == 1 || k == 3) {
             lx->newline = false;
@@ -2236,12 +2242,7 @@ static const char *plain_run(struct walk *w, const char *p, struct rwords *ws)
             s++;
         if (word_class[(unsigned char)*s] || *s == '#')
             break;
-        const char *e = s + 1; /* four bytes a turn, as lex_next */
-        while (!word_class[(unsigned char)e[0]] && !word_class[(unsigned char)e[1]] &&
-               !word_class[(unsigned char)e[2]] && !word_class[(unsigned char)e[3]])
-            e += 4;
-        while (!word_class[(unsigned char)*e])
-            e++;
+        const char *e = to_word_class(s + 1);
         unsigned char k = word_class[(unsigned char)*e];
         if ((k != 1 && k != 3) || n == wcap || used > room)
             break;

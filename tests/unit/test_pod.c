@@ -17,6 +17,26 @@ static json_t *yaml(const char *text)
     return v;
 }
 
+/* Adds members "pad-0", "pad-1", ... (each "x") until object o has size members: past a walk's
+ * threshold, or some members more. */
+static void pad_members(json_t *o, size_t size)
+{
+    for (int i = 0; json_is_object(o) && json_object_size(o) < size; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "pad-%d", i);
+        json_object_set_new(o, key, json_string("x"));
+    }
+}
+
+/* Decodes container c alone into template t (zeroed first), as the view does. */
+static void decode_container(struct tg_template *t, json_t *c)
+{
+    struct tg_path root;
+    memset(t, 0, sizeof(*t));
+    tg_path_root(&root);
+    ck_assert_int_eq(tg_template_add_container(t, c, &root, false, ""), 0);
+}
+
 /* ---- container counts ------------------------------------------------------------------------ */
 
 struct count_case {
@@ -61,12 +81,9 @@ START_TEST(container_count)
                   cc->resources);
     /* the decoded container (limits and requests kept by the view) gives the same answers */
     struct tg_template t;
-    struct tg_path root;
     struct tg_res a, b;
     long long m = -7;
-    memset(&t, 0, sizeof(t));
-    tg_path_root(&root);
-    ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+    decode_container(&t, c);
     ck_assert_int_eq(tg_ctr_count(&t.containers[0], TG_RES_EFA, &m), rc);
     if (rc == 1)
         ck_assert_int_eq(m, cc->count);
@@ -106,10 +123,7 @@ START_TEST(decoded_counts_agree_for_every_device)
         snprintf(text, sizeof(text), "{name: c, resources: %s}", res);
         json_t *c = yaml(text);
         struct tg_template t;
-        struct tg_path root;
-        memset(&t, 0, sizeof(t));
-        tg_path_root(&root);
-        ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+        decode_container(&t, c);
         for (size_t q = 0; q < sizeof(names) / sizeof(names[0]); q++) {
             long long a = -7, b = -7;
             int want = tg_container_count(c, names[q], &a);
@@ -217,10 +231,7 @@ START_TEST(decoded_hugepage_names_are_the_maps_keys)
         snprintf(text, sizeof(text), "{name: c, resources: %s}", resources[k]);
         json_t *c = yaml(text);
         struct tg_template t;
-        struct tg_path root;
-        memset(&t, 0, sizeof(t));
-        tg_path_root(&root);
-        ck_assert_int_eq(tg_template_add_container(&t, c, &root, false, ""), 0);
+        decode_container(&t, c);
         const char *want[TG_HUGEPAGE_NAMES_MAX];
         size_t n = 0;
         static const char *const maps[] = {"limits", "requests"};
@@ -300,11 +311,8 @@ START_TEST(template_spec_members_walked_and_looked_up_agree)
             /* keys with a NUL inside, which are not the members kept */
             json_object_setn_new(spec, "volumes\0x", 9, json_array());
             json_object_setn_new(spec, "containers\0", 11, json_array());
-            for (int i = 0; padded && json_object_size(spec) <= TG_SPEC_WALK_MAX; i++) {
-                char key[32];
-                snprintf(key, sizeof(key), "pad-%d", i);
-                json_object_set_new(spec, key, json_string("x"));
-            }
+            if (padded)
+                pad_members(spec, TG_SPEC_WALK_MAX + 1);
             struct tg_workload wl;
             ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL),
                              0);
@@ -354,11 +362,7 @@ START_TEST(queue_label_walked_and_looked_up_agree)
             json_t *obj = yaml(text);
             json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
             json_object_setn_new(labels, "kueue.x-k8s.io/queue-name\0x", 27, json_string("q"));
-            for (int i = 0; i < pad; i++) {
-                char key[32];
-                snprintf(key, sizeof(key), "pad-%d", i);
-                json_object_set_new(labels, key, json_string("x"));
-            }
+            pad_members(labels, json_object_size(labels) + (size_t)pad);
             struct tg_workload wl;
             ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL),
                              0);
@@ -614,11 +618,7 @@ START_TEST(label_pin)
     tg_workload_release(&wl);
     /* a spec of more members than the decoder walks has its members looked up: the same pin */
     json_t *spec = json_object_get(obj, "spec");
-    for (int i = 0; json_is_object(spec) && json_object_size(spec) <= TG_SPEC_WALK_MAX; i++) {
-        char key[32];
-        snprintf(key, sizeof(key), "pad-%d", i);
-        json_object_set_new(spec, key, json_string("x"));
-    }
+    pad_members(spec, TG_SPEC_WALK_MAX + 1);
     ck_assert_int_eq(tg_workload_decode(&wl, TG_KIND_POD, TG_OP_CREATE, obj, NULL, NULL), 0);
     expect_pin(&wl.tpl[0], pc, "padded");
     tg_workload_release(&wl);
@@ -733,11 +733,8 @@ START_TEST(instance_types_selector_walk_and_lookup_agree)
             decode_pod(spec, &wl, &obj);
             json_t *ns = json_object_get(json_object_get(obj, "spec"), "nodeSelector");
             ck_assert_uint_le(json_object_size(ns), 16);
-            for (int i = 0; padded && json_object_size(ns) <= 16; i++) {
-                char key[32];
-                snprintf(key, sizeof(key), "pad-%d", i);
-                json_object_set_new(ns, key, json_string("x"));
-            }
+            if (padded)
+                pad_members(ns, 17);
             ck_assert_int_eq(tg_template_instance_types(NULL, &wl.tpl[0], tg_instance_table,
                                                         tg_instance_table_len, &fit, &pin),
                              0);
@@ -804,11 +801,7 @@ START_TEST(selector_walk_and_lookup_agree)
     json_object_set_new(spec, "nodeSelector", ns);
     ck_assert_uint_le(json_object_size(ns), 8);
     selector_pin(spec, sc, "walked");
-    for (int i = 0; json_object_size(ns) <= 8; i++) {
-        char key[32];
-        snprintf(key, sizeof(key), "pad-%d", i);
-        json_object_set_new(ns, key, json_string("x"));
-    }
+    pad_members(ns, 9);
     selector_pin(spec, sc, "looked up");
     json_decref(spec);
 }
@@ -823,11 +816,7 @@ START_TEST(selector_key_with_nul)
     json_object_set_new(spec, "nodeSelector", ns);
     json_object_setn_new(ns, "k1\0x", 4, json_string("z"));
     selector_pin(spec, &sc, "walked");
-    for (int i = 0; i < 8; i++) {
-        char key[32];
-        snprintf(key, sizeof(key), "pad-%d", i);
-        json_object_set_new(ns, key, json_string("x"));
-    }
+    pad_members(ns, json_object_size(ns) + 8);
     selector_pin(spec, &sc, "looked up");
     json_decref(spec);
 }
@@ -916,11 +905,7 @@ START_TEST(env_entry_walk_and_lookup_agree)
         json_t *e = json_object();
         json_object_setn_new(e, "name\0x", 6, json_string("WRONG"));
         json_object_set_new(e, "valueFrom", json_object());
-        for (int i = 0; i < pad; i++) {
-            char key[32];
-            snprintf(key, sizeof(key), "pad-%d", i);
-            json_object_set_new(e, key, json_string("x"));
-        }
+        pad_members(e, json_object_size(e) + (size_t)pad);
         struct tg_env_members m;
         ck_assert_ptr_null(tg_env_entry_name(e));
         json_object_set_new(e, "name", json_string("FI_PROVIDER"));
