@@ -126,7 +126,9 @@ static void effective_sizes(struct worked *k)
 static void megatron_dp(struct worked *k)
 {
     long long m = k->tp.v * k->pp.v * k->cp.v;
-    k->dp.known = k->world.known && k->sizes_known && m > 0 && k->world.n % m == 0;
+    /* a world of no process (mpirun -np 0, --nproc_per_node 0) has no DP to divide by */
+    k->dp.known =
+        k->world.known && k->world.n > 0 && k->sizes_known && m > 0 && k->world.n % m == 0;
     k->dp.v = k->dp.known ? k->world.n / m : 0;
 }
 
@@ -413,6 +415,8 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
     long long dp = k->dp.known ? k->dp.v : 1; /* unknown DP: 1 is possible, the mildest */
     long long md = mi * dp;
     char unit[96];
+    if (md <= 0) /* micro and a known DP are at least 1; kept so that no input divides by 0 */
+        return 0;
     bool below = p->decrease_if_needed && g < md;
     if (!below && (p->decrease_if_needed || g % md == 0))
         return 0;
@@ -682,9 +686,11 @@ static void batch_view(struct worked *k)
     if (d->given && d->train.state == TG_PV_ABSENT)
         k->gbs = derived;
     /* DeepSpeed derives the one missing value from the others */
-    if (k->gbs.known && k->dp.known && k->micro.known && !k->accum.known && k->micro.v > 0)
+    if (k->gbs.known && k->dp.known && k->dp.v > 0 && k->micro.known && !k->accum.known &&
+        k->micro.v > 0)
         k->accum = (struct num){true, k->gbs.v / k->micro.v / k->dp.v};
-    if (k->gbs.known && k->dp.known && k->accum.known && !k->micro.known && k->accum.v > 0)
+    if (k->gbs.known && k->dp.known && k->dp.v > 0 && k->accum.known && !k->micro.known &&
+        k->accum.v > 0)
         k->micro = (struct num){true, k->gbs.v / k->dp.v / k->accum.v};
 }
 
@@ -807,7 +813,7 @@ static int judge(struct tg_eval *ev, struct seen *s, const struct tg_template *t
     if (megatron_family(p->fw))
         megatron_dp(&k);
     else
-        k.dp = (struct num){k.world.known, k.world.n};
+        k.dp = (struct num){k.world.known && k.world.n > 0, k.world.n};
     batch_view(&k);
     check_world(ev, s, c, &k);
     check_expert_grid(ev, s, c, &k);
