@@ -106,7 +106,9 @@ static __attribute__((noinline)) void *arena_slow(size_t size)
 {
     if (!arena.active)
         return malloc(size);
-    size_t need = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    /* size 0 takes ALIGN bytes: an area at the very end of a block would be no block's, and
+     * arena_free would hand it to free() */
+    size_t need = size ? (size + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN;
     if (need < size)
         return NULL;
     if (arena.cur && need <= (size_t)(arena.limit - arena.cur)) { /* size 0, in a block */

@@ -105,6 +105,11 @@ START_TEST(arena_bump_fills_a_block_exactly_and_refuses_wrapping_sizes)
     ck_assert_ptr_eq(b, a + 16);
     ck_assert_uint_eq(tg_arena_blocks(), 1);
     memset(b, 0xab, left - 15);
+    unsigned char *z = jmalloc(0); /* nothing left: not the block's end, an area of a new block */
+    ck_assert_ptr_nonnull(z);
+    ck_assert_uint_eq(tg_arena_blocks(), 2);
+    ck_assert(tg_arena_holds(z));
+    jfree(z); /* the arena's: left alone (ASan would tell a free of a non-heap pointer) */
     unsigned char *c = jmalloc(1);
     ck_assert_ptr_nonnull(c);
     ck_assert_uint_eq(tg_arena_blocks(), 2);
@@ -140,7 +145,7 @@ START_TEST(arena_bump_edges_zero_inactive_and_begin_again)
     ck_assert(tg_arena_holds(a));
     unsigned char *b = jmalloc(1);
     ck_assert(tg_arena_holds(b));
-    ck_assert_ptr_eq(b, a); /* the 0 bytes took no room */
+    ck_assert_ptr_eq(b, a + 16); /* the 0 bytes took ALIGN, so that they are the arena's */
     memset(b, 0xcd, 1);
     tg_arena_begin();
     unsigned char *c = jmalloc(17);
