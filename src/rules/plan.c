@@ -65,6 +65,19 @@ static struct num num_of(const struct tg_plan_value *v)
     return n;
 }
 
+/* a x b (x c) into *out, false when the product does not fit: counts read from a launch line or
+ * a config can be as large as a long long, and an overflowed product is no plan to judge (nor a
+ * divisor: one that wraps to 0 killed the process) */
+static bool mul2(long long a, long long b, long long *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+static bool mul3(long long a, long long b, long long c, long long *out)
+{
+    return mul2(a, b, out) && mul2(*out, c, out);
+}
+
 static bool megatron_family(enum tg_plan_fw fw)
 {
     return fw == TG_PLAN_FW_MEGATRON || fw == TG_PLAN_FW_MEGATRON_DS || fw == TG_PLAN_FW_NEMO1 ||
@@ -105,15 +118,16 @@ static void effective_sizes(struct worked *k)
     k->experts = num_of(&p->experts);
     if (p->fw == TG_PLAN_FW_MEGATRON_DS) {
         struct num sp = num_of(&p->ds_sp);
-        k->cp.known = k->cp.known && sp.known;
-        k->cp.v *= sp.v;
+        long long cp;
+        k->cp.known = k->cp.known && sp.known && mul2(k->cp.v, sp.v, &cp);
+        k->cp.v = k->cp.known ? cp : 0;
     }
     /* Megatron-DeepSpeed, and Megatron-LM up to core 0.8, clamp the arguments themselves before
      * they check (NeMo's fake_initialize_model_parallel clamps too, but Megatron-Core's own
      * initialisation then runs with the sizes as given) */
     k->clamps = p->fw == TG_PLAN_FW_MEGATRON_DS ||
                 (p->fw == TG_PLAN_FW_MEGATRON && k->mcore > 0 && k->mcore < 9);
-    if (k->clamps && k->world.known && k->tp.known && k->pp.known) {
+    if (k->clamps && k->world.known && k->world.n > 0 && k->tp.known && k->pp.known) {
         if (k->tp.v > k->world.n)
             k->tp.v = k->world.n;
         if (k->pp.v > k->world.n / k->tp.v)
@@ -125,10 +139,10 @@ static void effective_sizes(struct worked *k)
 /* DP for the Megatron family (when the world and the sizes are known and divide). */
 static void megatron_dp(struct worked *k)
 {
-    long long m = k->tp.v * k->pp.v * k->cp.v;
+    long long m = 0;
     /* a world of no process (mpirun -np 0, --nproc_per_node 0) has no DP to divide by */
-    k->dp.known =
-        k->world.known && k->world.n > 0 && k->sizes_known && m > 0 && k->world.n % m == 0;
+    k->dp.known = k->world.known && k->world.n > 0 && k->sizes_known &&
+                  mul3(k->tp.v, k->pp.v, k->cp.v, &m) && m > 0 && k->world.n % m == 0;
     k->dp.v = k->dp.known ? k->world.n / m : 0;
 }
 
@@ -413,9 +427,9 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
         return 0;
     long long g = k->gbs.v, mi = k->micro.v;
     long long dp = k->dp.known ? k->dp.v : 1; /* unknown DP: 1 is possible, the mildest */
-    long long md = mi * dp;
+    long long md, next;
     char unit[96];
-    if (md <= 0) /* micro and a known DP are at least 1; kept so that no input divides by 0 */
+    if (!mul2(mi, dp, &md) || md <= 0 || !mul2(g / md + 1, md, &next))
         return 0;
     bool below = p->decrease_if_needed && g < md;
     if (!below && (p->decrease_if_needed || g % md == 0))
@@ -437,7 +451,7 @@ static int megatron_batch(const struct worked *k, char *msg, size_t len)
                  "%s: global batch %lld%s is not divisible by %s: Megatron stops at "
                  "start-up; use %lld%s",
                  p->program, g, p->rampup.state == TG_PV_SET ? " (the end of the ramp-up)" : "",
-                 unit, (g / md + 1) * md, g / md > 0 ? " or a multiple of it" : "");
+                 unit, next, g / md > 0 ? " or a multiple of it" : "");
         return 1;
     }
     return 0;
@@ -474,11 +488,13 @@ static int hf_mismatch(const struct worked *k, char *msg, size_t len)
                  d->gas.src, hg.v, fix);
         return 1;
     }
-    if (t.known && hm.known && hg.known && k->world.known && t.v != k->world.n * hm.v * hg.v) {
+    long long want;
+    if (t.known && hm.known && hg.known && k->world.known && mul3(k->world.n, hm.v, hg.v, &want) &&
+        t.v != want) {
         snprintf(msg, len,
                  "%s is not world %lld x --per_device_train_batch_size %lld x "
                  "--gradient_accumulation_steps %lld = %lld: the Trainer stops; %s",
-                 d->train.src, k->world.n, hm.v, hg.v, k->world.n * hm.v * hg.v, fix);
+                 d->train.src, k->world.n, hm.v, hg.v, want, fix);
         return 1;
     }
     return 0;
@@ -492,16 +508,16 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
     const struct tg_plan_ds_config *d = &p->dscfg;
     bool hf = p->fw == TG_PLAN_FW_HF;
     struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
-    struct num tf = {.known = hm.known && hg.known && k->world.known,
-                     .v = hm.v * hg.v * (k->world.known ? k->world.n : 0)};
+    struct num tf = {0};
+    tf.known = hm.known && hg.known && k->world.known && mul3(hm.v, hg.v, k->world.n, &tf.v);
     struct num t = ds_value(&d->train, hf, tf), m = ds_value(&d->micro, hf, hm),
                g = ds_value(&d->gas, hf, hg);
     if (!t.known)
         return 0;
     if (!k->dp.known) {
         /* any DP: fails for all of them only when the known factors do not divide */
-        long long f = (m.known ? m.v : 1) * (g.known ? g.v : 1);
-        if (t.v % f == 0)
+        long long f;
+        if (!mul2(m.known ? m.v : 1, g.known ? g.v : 1, &f) || f <= 0 || t.v % f == 0)
             return 0;
         snprintf(msg, len,
                  "%s is not a multiple of %s%s%s: no data-parallel size makes "
@@ -515,14 +531,16 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
         g = (struct num){true, 1}; /* train_batch_size alone: one step, micro = train / DP */
     long long mm = m.known ? m.v : (t.v / dp / g.v);
     long long gg = g.known ? g.v : (t.v / mm / dp);
-    if (mm > 0 && gg > 0 && t.v == mm * gg * dp)
+    long long got, use;
+    if (!mul3(mm, gg, dp, &got) || !mul3(mm > 0 ? mm : 1, gg > 0 ? gg : 1, dp, &use) ||
+        (mm > 0 && gg > 0 && t.v == got))
         return 0;
     snprintf(msg, len,
              "%s is not micro %lld x accumulation %lld x DP %lld = %lld%s: DeepSpeed "
              "stops at start-up; use %lld",
-             d->train.src, mm, gg, dp, mm * gg * dp,
+             d->train.src, mm, gg, dp, got,
              m.known && g.known ? "" : " (DeepSpeed derives the missing value by rounding down)",
-             (mm > 0 ? mm : 1) * (gg > 0 ? gg : 1) * dp);
+             use);
     return 1;
 }
 
@@ -663,11 +681,14 @@ static void batch_view(struct worked *k)
     if (megatron_family(p->fw)) {
         k->micro = num_of(&p->micro);
         k->gbs = num_of(&p->gbs);
+        long long md = 0;
+        bool md_fits = mul2(k->micro.v, k->dp.v, &md);
         if (p->gbs.state == TG_PV_ABSENT && k->micro.known && k->dp.known && !p->v1_batch)
-            k->gbs = (struct num){true, k->micro.v * k->dp.v}; /* Megatron: micro x DP */
+            k->gbs = (struct num){md_fits, md}; /* Megatron: micro x DP */
         if (p->v1_batch && k->micro.known && k->dp.known)
-            k->gbs = (struct num){true, k->micro.v * k->dp.v};
-        long long md = k->micro.v * k->dp.v;
+            k->gbs = (struct num){md_fits, md};
+        if (!md_fits)
+            md = 0;
         k->accum = (struct num){k->gbs.known && k->micro.known && k->dp.known && md > 0 &&
                                     (k->gbs.v % md == 0 || p->decrease_if_needed),
                                 md > 0 ? k->gbs.v / md : 0};
@@ -680,8 +701,9 @@ static void batch_view(struct worked *k)
     k->accum = d->given ? ds_value(&d->gas, hf, hg) : hg;
     if (d->given && d->gas.state == TG_PV_ABSENT && !hf)
         k->accum = (struct num){0};
-    struct num derived = {k->micro.known && k->accum.known && k->dp.known,
-                          k->micro.v * k->accum.v * k->dp.v};
+    struct num derived = {0};
+    derived.known = k->micro.known && k->accum.known && k->dp.known &&
+                    mul3(k->micro.v, k->accum.v, k->dp.v, &derived.v);
     k->gbs = d->given ? ds_value(&d->train, hf, derived) : derived;
     if (d->given && d->train.state == TG_PV_ABSENT)
         k->gbs = derived;
