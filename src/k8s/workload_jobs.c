@@ -337,7 +337,9 @@ static int ptj_env(struct tg_eval *ev, struct tg_workload *wl, json_t *spec,
     const char *nnodes_field = "spec.pytorchReplicaSpecs", *nproc_field = "spec.nprocPerNode";
     long long total = 0;
     for (size_t i = 0; i < wl->ntpl; i++)
-        total = total < 0 || wl->tpl[i].replicas < 0 ? -1 : total + wl->tpl[i].replicas;
+        if (total < 0 || wl->tpl[i].replicas < 0 ||
+            __builtin_add_overflow(total, wl->tpl[i].replicas, &total))
+            total = -1;
     json_t *ep_obj = tg_get_object(ev, spec, sp, "elasticPolicy");
     tg_path_key(&ep, sp, "elasticPolicy");
     wl->pt.elastic = ep_obj != NULL;

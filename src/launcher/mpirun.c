@@ -642,8 +642,9 @@ static void read_hosts(struct tg_mpirun *run, const struct tg_sh_word *w)
         }
         if (len > 0) {
             run->nhosts++;
-            if (run->host_slots_known)
-                run->host_slots += slots;
+            if (run->host_slots_known &&
+                __builtin_add_overflow(run->host_slots, slots, &run->host_slots))
+                run->host_slots_known = false;
         }
         p += len;
         if (*p == ',')

@@ -187,15 +187,16 @@ static bool count_slots(const struct tg_mpi *m, bool launcher_host, struct tg_mp
         return false; /* mpi.replicas already says what is wrong */
     if (s->per_worker < 0 || s->workers < 0)
         return false;
-    s->nodes = s->workers + (launcher_host ? 1 : 0);
+    if (__builtin_add_overflow(s->workers, launcher_host ? 1 : 0, &s->nodes))
+        return false;
     if (!m->worker && !launcher_host)
         return false; /* launcher-only job: mpirun runs locally */
     if (__builtin_mul_overflow(s->per_worker, s->workers, &s->total))
         return false;
     s->slots_default = !m->slots_set;
     s->launcher_host = launcher_host;
-    if (launcher_host)
-        s->total += s->per_worker;
+    if (launcher_host && __builtin_add_overflow(s->total, s->per_worker, &s->total))
+        return false;
     return true;
 }
 
@@ -431,7 +432,8 @@ static void check_slots_accel(struct tg_eval *ev, const struct tg_mpi *m,
     }
     if (job && job->rank_procs == 0)
         return;
-    procs = rpw * (job ? job->rank_procs : 1);
+    if (__builtin_mul_overflow(rpw, job ? job->rank_procs : 1, &procs))
+        return; /* counts past a long long: no plan to compare with the GPUs */
     if (tg_template_count(w, TG_RES_GPU, &n) == 1 && n > 0) {
         if (n != procs && slots_what(what, sizeof(what), m, job, procs, rpw))
             tg_report(ev, TG_RULE_MPI_SLOTS_GPU_MISMATCH, field,

@@ -203,14 +203,14 @@ static void report(struct tg_eval *ev, struct seen *s, enum tg_rule_id rule,
 
 /* ---- plan.world-size ------------------------------------------------------------------------*/
 
-/* TP x PP x CP over the known factors. */
+/* TP x PP x CP over the known factors; 0 when the product does not fit (no finding). */
 static long long model_size(const struct worked *k)
 {
     const struct num *f[] = {&k->tp, &k->pp, &k->cp};
     long long m = 1;
     for (size_t i = 0; i < 3; i++) {
-        if (f[i]->known)
-            m *= f[i]->v;
+        if (f[i]->known && !mul2(m, f[i]->v, &m))
+            return 0;
     }
     return m;
 }
@@ -358,7 +358,9 @@ static void check_expert_grid(struct tg_eval *ev, struct seen *s, const struct t
     if (!fail)
         return;
     bool folded = rule == TG_EXPERT_RULE_FOLDED, both = rule == TG_EXPERT_RULE_BOTH;
-    long long grid = k->etp.v * k->ep.v * k->pp.v;
+    long long grid;
+    if (!mul3(k->etp.v, k->ep.v, k->pp.v, &grid))
+        return; /* sizes past a long long: no message to write */
     char old_txt[160], new_txt[160];
     snprintf(old_txt, sizeof(old_txt), "DP %lld is not divisible by EP %lld", k->dp.v, k->ep.v);
     snprintf(new_txt, sizeof(new_txt),

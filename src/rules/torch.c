@@ -136,8 +136,9 @@ static bool world_pods(struct tg_eval *ev, const struct tg_template *t, long lon
         int rc = o == t ? 0 : tg_template_launcher_only(ev, o);
         if (rc < 0 || o->world_pods < 0)
             return false;
-        *all += o->world_pods;
-        *ranks += rc > 0 ? 0 : o->world_pods;
+        if (__builtin_add_overflow(*all, o->world_pods, all) ||
+            __builtin_add_overflow(*ranks, rc > 0 ? 0 : o->world_pods, ranks))
+            return false; /* more pods than a long long: nothing to compare */
     }
     return *ranks > 0;
 }

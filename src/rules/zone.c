@@ -4,6 +4,7 @@
  * zone.multiple and zone.preferred-only need two or more EFA pods in one world, zone.conflict
  * compares the templates of one world, and a conflict inside one template always counts. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,7 +462,8 @@ static long long world_efa_pods(const struct tg_workload *wl, const bool *efa, i
         const struct tg_template *t = &wl->tpl[i];
         if (!efa[i] || !(t->every_world || (!any && t->world == w)))
             continue;
-        n += t->world_pods < 0 ? 2 : t->world_pods;
+        if (__builtin_add_overflow(n, t->world_pods < 0 ? 2 : t->world_pods, &n))
+            return LLONG_MAX; /* more pods than anything counts: still more than one */
     }
     return n;
 }
