@@ -54,4 +54,8 @@ void tg_plan_fix_experts(const struct tg_plan_expert_in *in, struct tg_plan_expe
 /* Does the expert grid hold for ep under in's sizes and rule? True when the world is not known. */
 bool tg_plan_expert_grid_ok(const struct tg_plan_expert_in *in, long long ep);
 
+/* a x b x c into *out; false when a product does not fit a long long (counts read from a launch
+ * line or a config can be that large, and a wrapped product is no plan, nor a divisor). */
+bool tg_plan_mul3(long long a, long long b, long long c, long long *out);
+
 #endif

@@ -65,17 +65,11 @@ static struct num num_of(const struct tg_plan_value *v)
     return n;
 }
 
-/* a x b (x c) into *out, false when the product does not fit: counts read from a launch line or
- * a config can be as large as a long long, and an overflowed product is no plan to judge (nor a
- * divisor: one that wraps to 0 killed the process) */
+/* a x b into *out, false when the product does not fit (as tg_plan_mul3): a wrapped product is
+ * no plan to judge, nor a divisor (one that wrapped to 0 killed the process) */
 static bool mul2(long long a, long long b, long long *out)
 {
     return !__builtin_mul_overflow(a, b, out);
-}
-
-static bool mul3(long long a, long long b, long long c, long long *out)
-{
-    return mul2(a, b, out) && mul2(*out, c, out);
 }
 
 static bool megatron_family(enum tg_plan_fw fw)
@@ -142,7 +136,7 @@ static void megatron_dp(struct worked *k)
     long long m = 0;
     /* a world of no process (mpirun -np 0, --nproc_per_node 0) has no DP to divide by */
     k->dp.known = k->world.known && k->world.n > 0 && k->sizes_known &&
-                  mul3(k->tp.v, k->pp.v, k->cp.v, &m) && m > 0 && k->world.n % m == 0;
+                  tg_plan_mul3(k->tp.v, k->pp.v, k->cp.v, &m) && m > 0 && k->world.n % m == 0;
     k->dp.v = k->dp.known ? k->world.n / m : 0;
 }
 
@@ -359,7 +353,7 @@ static void check_expert_grid(struct tg_eval *ev, struct seen *s, const struct t
         return;
     bool folded = rule == TG_EXPERT_RULE_FOLDED, both = rule == TG_EXPERT_RULE_BOTH;
     long long grid;
-    if (!mul3(k->etp.v, k->ep.v, k->pp.v, &grid))
+    if (!tg_plan_mul3(k->etp.v, k->ep.v, k->pp.v, &grid))
         return; /* sizes past a long long: no message to write */
     char old_txt[160], new_txt[160];
     snprintf(old_txt, sizeof(old_txt), "DP %lld is not divisible by EP %lld", k->dp.v, k->ep.v);
@@ -491,8 +485,8 @@ static int hf_mismatch(const struct worked *k, char *msg, size_t len)
         return 1;
     }
     long long want;
-    if (t.known && hm.known && hg.known && k->world.known && mul3(k->world.n, hm.v, hg.v, &want) &&
-        t.v != want) {
+    if (t.known && hm.known && hg.known && k->world.known &&
+        tg_plan_mul3(k->world.n, hm.v, hg.v, &want) && t.v != want) {
         snprintf(msg, len,
                  "%s is not world %lld x --per_device_train_batch_size %lld x "
                  "--gradient_accumulation_steps %lld = %lld: the Trainer stops; %s",
@@ -511,7 +505,8 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
     bool hf = p->fw == TG_PLAN_FW_HF;
     struct num hm = num_of(&p->micro), hg = num_of(&p->accum);
     struct num tf = {0};
-    tf.known = hm.known && hg.known && k->world.known && mul3(hm.v, hg.v, k->world.n, &tf.v);
+    tf.known =
+        hm.known && hg.known && k->world.known && tg_plan_mul3(hm.v, hg.v, k->world.n, &tf.v);
     struct num t = ds_value(&d->train, hf, tf), m = ds_value(&d->micro, hf, hm),
                g = ds_value(&d->gas, hf, hg);
     if (!t.known)
@@ -534,7 +529,8 @@ static int ds_batch(const struct worked *k, char *msg, size_t len)
     long long mm = m.known ? m.v : (t.v / dp / g.v);
     long long gg = g.known ? g.v : (t.v / mm / dp);
     long long got, use;
-    if (!mul3(mm, gg, dp, &got) || !mul3(mm > 0 ? mm : 1, gg > 0 ? gg : 1, dp, &use) ||
+    if (!tg_plan_mul3(mm, gg, dp, &got) ||
+        !tg_plan_mul3(mm > 0 ? mm : 1, gg > 0 ? gg : 1, dp, &use) ||
         (mm > 0 && gg > 0 && t.v == got))
         return 0;
     snprintf(msg, len,
@@ -705,7 +701,7 @@ static void batch_view(struct worked *k)
         k->accum = (struct num){0};
     struct num derived = {0};
     derived.known = k->micro.known && k->accum.known && k->dp.known &&
-                    mul3(k->micro.v, k->accum.v, k->dp.v, &derived.v);
+                    tg_plan_mul3(k->micro.v, k->accum.v, k->dp.v, &derived.v);
     k->gbs = d->given ? ds_value(&d->train, hf, derived) : derived;
     if (d->given && d->train.state == TG_PV_ABSENT)
         k->gbs = derived;

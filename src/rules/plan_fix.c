@@ -6,10 +6,16 @@
 /* Search bound: no world, TP or expert count of a real plan comes near it. */
 #define FIX_SEARCH_MAX 65536
 
-static bool mul3(long long a, long long b, long long c, long long *out)
+bool tg_plan_mul3(long long a, long long b, long long c, long long *out)
 {
     long long ab;
-    return !__builtin_mul_overflow(a, b, &ab) && !__builtin_mul_overflow(ab, c, out) && *out > 0;
+    return !__builtin_mul_overflow(a, b, &ab) && !__builtin_mul_overflow(ab, c, out);
+}
+
+/* A size product that fits and is a size (at least 1). */
+static bool mul3(long long a, long long b, long long c, long long *out)
+{
+    return tg_plan_mul3(a, b, c, out) && *out > 0;
 }
 
 static long long gcd(long long a, long long b)
